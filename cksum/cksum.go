@@ -1,0 +1,71 @@
+// Package cksum computes CRC-32C (Castagnoli), the checksum of the xlogfs log.
+//
+// Update has exactly the semantics of hash/crc32.Update with the Castagnoli
+// table, and runs the fastest implementation this CPU offers. Every
+// implementation is also reachable on its own through Impls, so tests can
+// prove each one equal to hash/crc32 and benchmarks can compare them.
+//
+// How a log record is checksummed (one call, the XFS per-region calls, or one
+// call per sector) is a Mode; see mode.go.
+package cksum
+
+import (
+	"fmt"
+	"hash/crc32"
+	"strings"
+)
+
+// Impl is one CRC-32C implementation. Update(crc, p) must equal
+// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input.
+type Impl struct {
+	Name   string // short name, used by --cksum-impl
+	Desc   string // one line for humans
+	Update func(crc uint32, p []byte) uint32
+}
+
+var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
+
+func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castagnoliTable, p) }
+
+// Implementations this CPU can run, fastest first. The arch kernels come
+// first (archImpls, per architecture), then the two that always exist.
+var impls = func() []Impl {
+	list := archImpls()
+	list = append(list,
+		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate},
+		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate},
+	)
+	return list
+}()
+
+// best is chosen once, at start: the first entry of impls.
+var best = impls[0]
+
+// Update returns the CRC-32C of p appended to a message whose CRC-32C is crc.
+// Update(0, p) is the CRC-32C of p.
+func Update(crc uint32, p []byte) uint32 { return best.Update(crc, p) }
+
+// Checksum returns the CRC-32C of p.
+func Checksum(p []byte) uint32 { return best.Update(0, p) }
+
+// Impls lists every implementation usable on this CPU, fastest first.
+func Impls() []Impl { return append([]Impl(nil), impls...) }
+
+// Best is the implementation Update uses.
+func Best() Impl { return best }
+
+// Lookup finds an implementation by name; "auto" and "" mean Best.
+func Lookup(name string) (Impl, error) {
+	if name == "" || name == "auto" {
+		return best, nil
+	}
+	var names []string
+	for _, im := range impls {
+		if im.Name == name {
+			return im, nil
+		}
+		names = append(names, im.Name)
+	}
+	return Impl{}, fmt.Errorf("unknown or unavailable crc32c implementation %q (this CPU has: auto, %s)",
+		name, strings.Join(names, ", "))
+}

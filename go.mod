@@ -1,0 +1,3 @@
+module github.com/xlogfs/xlogfs
+
+go 1.26
