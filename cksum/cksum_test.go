@@ -8,7 +8,9 @@ import (
 )
 
 // oracle is the reference every implementation is held to.
-func oracle(crc uint32, p []byte) uint32 { return crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) }
+func oracle(crc uint32, p []byte) uint32 {
+	return crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p)
+}
 
 func randBytes(r *rand.Rand, n int) []byte {
 	b := make([]byte, n)
