@@ -1,0 +1,159 @@
+package logbuf
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/xlogfs/xlogfs/cksum"
+)
+
+var be = binary.BigEndian
+
+// Iclog is an in-core log buffer: one log record being filled. Its buffer is
+// the record as it will be written, header blocks first, so that sealing it
+// (stamp + checksum) works in place and the record is written with one call.
+type Iclog struct {
+	buf   []byte // logbsize bytes: hsize of header blocks, then the data area
+	hsize int    // bytes of header blocks
+	off   int    // payload bytes used
+	nops  int    // op headers in the payload
+	uuid  [16]byte
+}
+
+// NewIclog returns an empty iclog of logbsize bytes for filesystem uuid.
+func NewIclog(logbsize int, uuid [16]byte) (*Iclog, error) {
+	if err := CheckLogBSize(logbsize); err != nil {
+		return nil, err
+	}
+	return &Iclog{
+		buf:   make([]byte, logbsize),
+		hsize: HeaderBlocks(logbsize) * BBSize,
+		uuid:  uuid,
+	}, nil
+}
+
+// Reset empties the iclog for reuse.
+func (ic *Iclog) Reset() { ic.off, ic.nops = 0, 0 }
+
+// Size is the iclog size (h_size, logbsize).
+func (ic *Iclog) Size() int { return len(ic.buf) }
+
+// HeaderBytes is the size of the header blocks of every record from this iclog.
+func (ic *Iclog) HeaderBytes() int { return ic.hsize }
+
+// Used is the number of payload bytes written so far.
+func (ic *Iclog) Used() int { return ic.off }
+
+// NumOps is the number of op headers written so far.
+func (ic *Iclog) NumOps() int { return ic.nops }
+
+// Free is the number of payload bytes still free, op headers included.
+func (ic *Iclog) Free() int { return len(ic.buf) - ic.hsize - ic.off }
+
+// Capacity is the payload capacity of an empty iclog.
+func (ic *Iclog) Capacity() int { return len(ic.buf) - ic.hsize }
+
+// RecordBytes is the on-disk size the record would have if sealed now:
+// header blocks plus the payload rounded up to a block.
+func (ic *Iclog) RecordBytes() int { return ic.hsize + roundBB(ic.off) }
+
+func roundBB(n int) int { return (n + BBSize - 1) &^ (BBSize - 1) }
+
+// AppendOp writes an op header and as much of region as fits, and returns
+// how many bytes of region it took. A region that does not fit is split as
+// XFS's xlog_write_partial does: the first piece carries flags|CONTINUE, and
+// the caller passes cont=true for the rest, which go to later iclogs with
+// WAS_CONT and either CONTINUE (more to come) or END (last piece).
+//
+// The caller must leave room for at least an op header: AppendOp panics if
+// Free() < OpHeaderSize, which is a bug in the caller, not bad input. A
+// piece is only split when at least one byte of it fits.
+func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont bool) int {
+	space := ic.Free() - OpHeaderSize
+	if space < 0 || (space == 0 && len(region) > 0) {
+		panic(fmt.Sprintf("logbuf: AppendOp with %d bytes free", ic.Free()))
+	}
+	n := min(len(region), space)
+	switch {
+	case cont && n == len(region):
+		flags = FlagWasCont | FlagEnd
+	case cont:
+		flags = FlagWasCont | FlagContinue
+	case n < len(region):
+		flags |= FlagContinue
+	}
+	p := ic.buf[ic.hsize+ic.off:]
+	be.PutUint32(p[0:], tid)
+	be.PutUint32(p[4:], uint32(n))
+	p[8] = clientID
+	p[9] = flags
+	p[10], p[11] = 0, 0
+	copy(p[OpHeaderSize:], region[:n])
+	ic.off += OpHeaderSize + n
+	ic.nops++
+	return n
+}
+
+// Seal turns the iclog's contents into a record ready to write at lsn: it
+// zero-pads the payload to a whole block (h_len includes the padding, as in
+// XFS v2 logs), fills the headers, stamps the cycle into the first word of
+// every payload block (xlog_pack_data) and stores the CRC computed by sum. It
+// returns the record's bytes, which alias the iclog's buffer until Reset.
+func (ic *Iclog) Seal(lsn, tailLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
+	plen := roundBB(ic.off)
+	clear(ic.buf[ic.hsize+ic.off : ic.hsize+plen])
+	rec := ic.buf[:ic.hsize+plen]
+	cycle := lsn.Cycle()
+
+	h := rec[:BBSize]
+	clear(h)
+	be.PutUint32(h[offMagic:], HeaderMagic)
+	be.PutUint32(h[offCycle:], cycle)
+	be.PutUint32(h[offVersion:], Version2)
+	be.PutUint32(h[offLen:], uint32(plen))
+	be.PutUint64(h[offLSN:], uint64(lsn))
+	be.PutUint64(h[offTailLSN:], uint64(tailLSN))
+	be.PutUint32(h[offPrevBlock:], prevBlock)
+	be.PutUint32(h[offNumLogOps:], uint32(ic.nops))
+	be.PutUint32(h[offFmt:], FmtLinuxLE)
+	copy(h[offUUID:offUUID+16], ic.uuid[:])
+	be.PutUint32(h[offSize:], uint32(len(ic.buf)))
+	for x := BBSize; x < ic.hsize; x += BBSize {
+		xh := rec[x : x+BBSize]
+		clear(xh)
+		be.PutUint32(xh[xoffCycle:], cycle)
+	}
+	pack(rec, ic.hsize, cycle)
+	binary.LittleEndian.PutUint32(h[offCRC:], sum.Record(rec, ic.hsize))
+	return rec
+}
+
+// cycleDataSlot returns where the saved first word of payload block i lives:
+// slot i of the record header for i < 64, else slot i%64 of extension header
+// i/64 (whose block is i/64 after the record header).
+func cycleDataSlot(i int) int {
+	if i < CycleDataSize {
+		return offCycleData + 4*i
+	}
+	return (i/CycleDataSize)*BBSize + xoffCycleData + 4*(i%CycleDataSize)
+}
+
+// pack stamps every payload block's first word with the cycle, saving the
+// word in the headers' cycle data. A torn write then shows as a block whose
+// first word is not the record's cycle; the saved words make it reversible.
+func pack(rec []byte, hsize int, cycle uint32) {
+	payload := rec[hsize:]
+	for i := 0; i*BBSize < len(payload); i++ {
+		w := payload[i*BBSize:]
+		copy(rec[cycleDataSlot(i):], w[:4])
+		be.PutUint32(w, cycle)
+	}
+}
+
+// unpack is the inverse of pack (xlog_unpack_data).
+func unpack(rec []byte, hsize int) {
+	payload := rec[hsize:]
+	for i := 0; i*BBSize < len(payload); i++ {
+		copy(payload[i*BBSize:i*BBSize+4], rec[cycleDataSlot(i):])
+	}
+}

@@ -1,0 +1,387 @@
+package logbuf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/xlogfs/xlogfs/cksum"
+)
+
+var testUUID = [16]byte{0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 8}
+
+func newSummer(m cksum.Mode) *cksum.Summer { return cksum.NewSummer(m, cksum.Best()) }
+
+func mustIclog(t testing.TB, size int) *Iclog {
+	t.Helper()
+	ic, err := NewIclog(size, testUUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ic
+}
+
+func u32be(b []byte, off int) uint32 { return binary.BigEndian.Uint32(b[off:]) }
+
+// TestHeaderFieldOffsets checks every field of xlog_rec_header and
+// xlog_rec_ext_header at the byte offsets of reference/xfs-log.md §1.3–1.4.
+func TestHeaderFieldOffsets(t *testing.T) {
+	ic := mustIclog(t, 64<<10) // two header blocks: record + one extension
+	region := make([]byte, 40000)
+	for i := range region {
+		region[i] = byte(i*7 + 1)
+	}
+	// 40012 bytes of payload are 79 blocks: more than the 64 the record
+	// header's cycle data holds, so the extension header's is used too.
+	ic.AppendOp(0xdeadbeef, ClientTransaction, 0, region, false)
+	lsn := MakeLSN(7, 1234)
+	tail := MakeLSN(6, 99)
+	rec := ic.Seal(lsn, tail, 1100, newSummer(cksum.Batched))
+	h := rec[:512]
+	plen := len(rec) - 1024
+	if plen != 79*512 {
+		t.Fatalf("payload of %d bytes, want %d", plen, 79*512)
+	}
+
+	checks := []struct {
+		name string
+		off  int
+		want []byte
+	}{
+		{"h_magicno", 0, []byte{0xfe, 0xed, 0xba, 0xbe}},
+		{"h_cycle", 4, []byte{0, 0, 0, 7}},
+		{"h_version", 8, []byte{0, 0, 0, 2}},
+		{"h_len", 12, binary.BigEndian.AppendUint32(nil, uint32(plen))},
+		{"h_lsn", 16, []byte{0, 0, 0, 7, 0, 0, 0x04, 0xd2}},
+		{"h_tail_lsn", 24, []byte{0, 0, 0, 6, 0, 0, 0, 99}},
+		{"h_prev_block", 36, []byte{0, 0, 0x04, 0x4c}},
+		{"h_num_logops", 40, []byte{0, 0, 0, 1}},
+		{"h_fmt", 300, []byte{0, 0, 0, 1}},
+		{"h_fs_uuid", 304, testUUID[:]},
+		{"h_size", 320, []byte{0, 1, 0, 0}},
+		{"h_pad0", 324, make([]byte, 4)},
+		{"h_reserved", 328, make([]byte, 184)},
+	}
+	for _, c := range checks {
+		if got := h[c.off : c.off+len(c.want)]; !bytes.Equal(got, c.want) {
+			t.Errorf("%s at %d: % x, want % x", c.name, c.off, got, c.want)
+		}
+	}
+	// h_crc is little-endian at 32 and is the CRC of the record with it zeroed.
+	stored := binary.LittleEndian.Uint32(h[32:])
+	cp := append([]byte(nil), rec...)
+	clear(cp[32:36])
+	if want := cksum.Checksum(cp); stored != want {
+		t.Errorf("h_crc at 32 (LE) = %#08x, want %#08x", stored, want)
+	}
+
+	// The payload as written before stamping: op header, region, padding.
+	unstamped := make([]byte, plen)
+	binary.BigEndian.PutUint32(unstamped[0:], 0xdeadbeef)
+	binary.BigEndian.PutUint32(unstamped[4:], uint32(len(region)))
+	unstamped[8] = ClientTransaction
+	copy(unstamped[12:], region)
+	for i := range plen / 512 {
+		// Each payload block starts with the cycle; its own first word is
+		// saved in h_cycle_data[i] at 44+4i, or xh_cycle_data[i-64] at 4+4k
+		// of the extension header.
+		if got := u32be(rec, 1024+512*i); got != 7 {
+			t.Fatalf("payload block %d first word = %d, want cycle 7", i, got)
+		}
+		saved := u32be(h, 44+4*i)
+		if i >= 64 {
+			saved = u32be(rec, 512+4+4*(i-64))
+		}
+		if want := u32be(unstamped, 512*i); saved != want {
+			t.Fatalf("saved first word of payload block %d = %#x, want %#x", i, saved, want)
+		}
+	}
+	x := rec[512:1024]
+	if got := u32be(x, 0); got != 7 {
+		t.Errorf("xh_cycle at 0 = %d, want 7", got)
+	}
+	if !bytes.Equal(x[260:], make([]byte, 252)) {
+		t.Error("xh_reserved (260..511) is not zero")
+	}
+	// Unpacking restores the payload exactly.
+	r, err := DecodeRecord(cp2(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.Ops[0].Data, region) {
+		t.Error("region does not survive pack/unpack")
+	}
+}
+
+func cp2(b []byte) []byte { return append([]byte(nil), b...) }
+
+// sealRecord fills an iclog of size with a transaction's ops and seals it.
+func sealRecord(t testing.TB, size, payload int, m cksum.Mode, seed uint64) ([]byte, []byte) {
+	ic := mustIclog(t, size)
+	r := rand.New(rand.NewPCG(seed, 1))
+	region := make([]byte, payload)
+	for i := range region {
+		region[i] = byte(r.Uint32())
+	}
+	if payload >= 0 && ic.Free() >= OpHeaderSize {
+		ic.AppendOp(1, ClientTransaction, 0, region, false)
+	}
+	return ic.Seal(MakeLSN(3, 64), MakeLSN(3, 0), 0, newSummer(m)), region
+}
+
+func TestRoundTripEverySizeAndFill(t *testing.T) {
+	for _, size := range []int{32 << 10, 64 << 10, 128 << 10, 256 << 10} {
+		ic := mustIclog(t, size)
+		capacity := ic.Capacity()
+		for _, fill := range []int{0, 1, 11, 12, 500, 511, 512, 4096, capacity / 2, capacity - OpHeaderSize - 1, capacity - OpHeaderSize} {
+			for _, m := range cksum.Modes() {
+				t.Run(fmt.Sprintf("%dK/%d/%s", size>>10, fill, m), func(t *testing.T) {
+					rec, region := sealRecord(t, size, fill, m, uint64(fill))
+					if len(rec)%BBSize != 0 {
+						t.Fatalf("record of %d bytes is not whole blocks", len(rec))
+					}
+					r, err := DecodeRecord(append([]byte(nil), rec...))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.LSN != MakeLSN(3, 64) || r.TailLSN != MakeLSN(3, 0) || r.Size != uint32(size) || r.UUID != testUUID {
+						t.Errorf("header = %+v", r.Header)
+					}
+					if len(r.Ops) != 1 || r.Ops[0].TID != 1 || !bytes.Equal(r.Ops[0].Data, region) {
+						t.Fatalf("ops do not round-trip: %d ops", len(r.Ops))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSplitAcrossRecords writes regions bigger than an iclog, as a 1 MiB
+// data-journal write does, and reassembles the transaction.
+func TestSplitAcrossRecords(t *testing.T) {
+	for _, size := range []int{32 << 10, 256 << 10} {
+		r := rand.New(rand.NewPCG(9, uint64(size)))
+		regions := [][]byte{make([]byte, 100), make([]byte, 1<<20), make([]byte, 0), make([]byte, 70000)}
+		for _, reg := range regions {
+			for i := range reg {
+				reg[i] = byte(r.Uint32())
+			}
+		}
+		var recs [][]byte
+		ic := mustIclog(t, size)
+		block := uint32(0)
+		flush := func() {
+			rec := ic.Seal(MakeLSN(1, block), MakeLSN(1, 0), 0, newSummer(cksum.XFS))
+			recs = append(recs, append([]byte(nil), rec...))
+			block += uint32(len(rec) / BBSize)
+			ic.Reset()
+		}
+		write := func(flags uint8, data []byte) {
+			cont := false
+			for {
+				if ic.Free() < 2*OpHeaderSize {
+					flush()
+				}
+				n := ic.AppendOp(42, ClientTransaction, flags, data, cont)
+				data = data[n:]
+				if len(data) == 0 && (n > 0 || !cont) {
+					return
+				}
+				cont = true
+				flush()
+			}
+		}
+		write(FlagStart, nil)
+		for _, reg := range regions {
+			write(0, reg)
+		}
+		write(FlagCommit, nil)
+		flush()
+		if len(recs) < 4 {
+			t.Fatalf("expected the 1 MiB region to span several records, got %d", len(recs))
+		}
+		var ra Reassembler
+		var got []Transaction
+		for _, rec := range recs {
+			dr, err := DecodeRecord(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txs, err := ra.Add(dr.LSN, dr.Ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, txs...)
+		}
+		if len(got) != 1 || ra.Pending() != 0 {
+			t.Fatalf("got %d transactions, %d pending", len(got), ra.Pending())
+		}
+		if len(got[0].Regions) != len(regions) {
+			t.Fatalf("got %d regions, want %d", len(got[0].Regions), len(regions))
+		}
+		for i := range regions {
+			if !bytes.Equal(got[0].Regions[i], regions[i]) {
+				t.Errorf("logbsize %d: region %d (%d bytes) does not round-trip (%d bytes)", size, i, len(regions[i]), len(got[0].Regions[i]))
+			}
+		}
+	}
+}
+
+func TestModesGiveTheSameRecord(t *testing.T) {
+	for _, size := range []int{32 << 10, 256 << 10} {
+		var first []byte
+		for _, m := range cksum.Modes() {
+			s := newSummer(m)
+			ic := mustIclog(t, size)
+			region := bytes.Repeat([]byte("xlogfs"), ic.Capacity()/6-3)
+			ic.AppendOp(5, ClientTransaction, 0, region, false)
+			rec := ic.Seal(MakeLSN(2, 10), MakeLSN(2, 0), 0, s)
+			if first == nil {
+				first = append([]byte(nil), rec...)
+			} else if !bytes.Equal(first, rec) {
+				t.Errorf("logbsize %d: mode %s writes different bytes (CRC %#x vs %#x)", size, m,
+					binary.LittleEndian.Uint32(rec[32:]), binary.LittleEndian.Uint32(first[32:]))
+			}
+			hblks := HeaderBlocks(size)
+			var want uint64
+			switch m {
+			case cksum.Batched:
+				want = 1
+			case cksum.XFS:
+				want = uint64(2 + hblks - 1)
+			case cksum.Sector:
+				want = uint64(len(rec) / BBSize)
+			}
+			if got := s.Stats().Calls; got != want {
+				t.Errorf("logbsize %d mode %s: %d crc calls, want %d", size, m, got, want)
+			}
+		}
+	}
+}
+
+// TestEveryBitFlipDetected flips each bit of a 32 KiB record's covered bytes
+// (all of them: header blocks in full and the payload) in turn.
+func TestEveryBitFlipDetected(t *testing.T) {
+	rec, _ := sealRecord(t, 32<<10, 32<<10-512-OpHeaderSize, cksum.Batched, 11)
+	buf := make([]byte, len(rec))
+	for i := range len(rec) * 8 {
+		copy(buf, rec)
+		buf[i/8] ^= 1 << (i % 8)
+		if _, err := DecodeRecord(buf); err == nil {
+			t.Fatalf("flip of bit %d (byte %d) not detected", i%8, i/8)
+		}
+	}
+	// and a sample across the largest record, including its extension headers
+	rec, _ = sealRecord(t, 256<<10, 200000, cksum.Sector, 12)
+	buf = make([]byte, len(rec))
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 20000 {
+		i := r.IntN(len(rec) * 8)
+		copy(buf, rec)
+		buf[i/8] ^= 1 << (i % 8)
+		_, err := DecodeRecord(buf)
+		if err == nil {
+			t.Fatalf("256K record: flip of bit %d not detected", i)
+		}
+		var ce *CRCError
+		if i/8 >= 512 && !errors.As(err, &ce) {
+			t.Fatalf("256K record: flip at byte %d gave %v, want a CRC error", i/8, err)
+		}
+	}
+}
+
+func TestParseHeaderRejects(t *testing.T) {
+	rec, _ := sealRecord(t, 32<<10, 1000, cksum.Batched, 1)
+	for _, c := range []struct {
+		name string
+		mut  func(b []byte)
+	}{
+		{"magic", func(b []byte) { b[0] = 0 }},
+		{"version", func(b []byte) { b[11] = 1 }},
+		{"size", func(b []byte) { binary.BigEndian.PutUint32(b[320:], 3000) }},
+		{"len", func(b []byte) { binary.BigEndian.PutUint32(b[12:], 1<<20) }},
+		{"cycle", func(b []byte) { binary.BigEndian.PutUint32(b[4:], 9) }},
+		{"numops", func(b []byte) { binary.BigEndian.PutUint32(b[40:], 1000) }},
+	} {
+		b := append([]byte(nil), rec...)
+		c.mut(b)
+		if _, err := ParseHeader(b); err == nil {
+			t.Errorf("%s: bad header accepted", c.name)
+		}
+	}
+}
+
+func TestNextCycle(t *testing.T) {
+	if NextCycle(1) != 2 || NextCycle(HeaderMagic-1) != HeaderMagic+1 || NextCycle(0xffffffff) != 1 {
+		t.Error("NextCycle must skip 0 and the header magic")
+	}
+}
+
+func TestReassemblerRejectsBadSequences(t *testing.T) {
+	op := func(tid uint32, flags uint8) Op { return Op{TID: tid, ClientID: ClientTransaction, Flags: flags} }
+	for name, ops := range map[string][]Op{
+		"orphan region":    {op(1, 0)},
+		"double start":     {op(1, FlagStart), op(1, FlagStart)},
+		"orphan wascont":   {op(1, FlagStart), op(1, FlagWasCont|FlagEnd)},
+		"commit mid-split": {op(1, FlagStart), op(1, FlagContinue), op(1, FlagCommit)},
+		"bad client":       {{TID: 1, ClientID: 3, Flags: FlagStart}},
+	} {
+		var ra Reassembler
+		if _, err := ra.Add(MakeLSN(1, 0), ops); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	// Seeds stay small (the fuzzer slows to a crawl on inputs of tens of
+	// KiB); a 64 KiB iclog's record still has an extension header block.
+	for _, size := range []int{32 << 10, 64 << 10} {
+		rec, _ := sealRecord(f, size, 700, cksum.Batched, 2)
+		f.Add(rec)
+	}
+	f.Add(make([]byte, 512))
+	f.Add([]byte{0xfe, 0xed, 0xba, 0xbe})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeRecord(b)
+		if err == nil && r.RecordBytes() > len(b) {
+			t.Fatal("decoded a record longer than its input")
+		}
+		var ra Reassembler
+		if err == nil {
+			ra.Add(r.LSN, r.Ops) // must not panic either
+		}
+		DecodeOps(b, len(b)/OpHeaderSize+1)
+	})
+}
+
+func BenchmarkSeal(b *testing.B) {
+	for _, m := range cksum.Modes() {
+		b.Run(m.String(), func(b *testing.B) {
+			ic := mustIclog(b, 256<<10)
+			region := make([]byte, ic.Capacity()-OpHeaderSize)
+			s := newSummer(m)
+			b.SetBytes(int64(ic.Size()))
+			for b.Loop() {
+				ic.Reset()
+				ic.AppendOp(1, ClientTransaction, 0, region, false)
+				ic.Seal(MakeLSN(1, 0), MakeLSN(1, 0), 0, s)
+			}
+		})
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	rec, _ := sealRecord(b, 256<<10, 256<<10-4096-OpHeaderSize, cksum.Batched, 3)
+	buf := make([]byte, len(rec))
+	b.SetBytes(int64(len(rec)))
+	for b.Loop() {
+		copy(buf, rec)
+		if _, err := DecodeRecord(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
