@@ -1,0 +1,44 @@
+# xlogfs — see README.md. `make bench` and `make test` are the two commands a
+# fresh Debian machine needs (run as root: they install what is missing).
+
+GO      ?= go
+BIN     := bin/xlogfs
+GOFILES := $(shell find . -name '*.go' -not -path './bin/*')
+
+.PHONY: all build test bench vet deps test-go test-ppc64 crashtest
+
+all: build
+
+build: $(BIN)
+
+$(BIN): $(GOFILES) go.mod
+	$(GO) build -o $(BIN) ./cmd/xlogfs
+
+# deps installs the Debian packages the tests and benches run: fusermount3
+# (fuse3), dbench, and qemu-user-static for the POWER kernels' tests.
+deps:
+	@missing=""; \
+	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	command -v dbench >/dev/null 2>&1 || missing="$$missing dbench"; \
+	command -v qemu-ppc64le-static >/dev/null 2>&1 || missing="$$missing qemu-user-static"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y $$missing || { apt-get update && apt-get install -y $$missing; }; \
+	fi
+
+vet:
+	$(GO) vet ./...
+	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+test: deps vet build test-go test-ppc64
+
+test-go:
+	$(GO) test -timeout 20m ./...
+
+# The POWER kernels run under qemu-user; big- and little-endian both.
+test-ppc64:
+	@echo "ppc64 kernel tests: none yet"
+
+bench: deps build
+	$(BIN) bench
