@@ -41,4 +41,4 @@ test-ppc64:
 	@echo "ppc64 kernel tests: none yet"
 
 bench: deps build
-	$(BIN) bench
+	$(BIN) cksum-bench
