@@ -52,3 +52,9 @@ func Kernels() []Kernel {
 //
 //go:noescape
 func foldZMM(crc uint32, p []byte) uint32
+
+// xpow8n returns x^(8n-33) mod P (shift_amd64.s).
+func xpow8n(n uint64) uint64
+
+// shift returns crc·x^(8n) mod P: a raw state carried over n zero bytes.
+func shift(crc uint32, n uint64) uint32
