@@ -1,0 +1,15 @@
+// Package ppc64 holds the POWER8 CRC-32C (Castagnoli) kernel: VPMSUMD
+// carry-less multiplication folding 16-byte blocks, on ppc64le and on
+// big-endian ppc64 alike.
+//
+// The kernel is reachable only through Kernels, which is empty on other
+// architectures and on CPUs older than POWER8 (ISA 2.07). The math behind
+// the folding is in consts.go; the kernel is vpmsum_ppc64x.s.
+package ppc64
+
+// Kernel is one CRC-32C kernel. Update has exactly hash/crc32.Update(crc,
+// crc32.MakeTable(crc32.Castagnoli), p) semantics.
+type Kernel struct {
+	Name, Desc string
+	Update     func(crc uint32, p []byte) uint32
+}

@@ -1,0 +1,237 @@
+//go:build ppc64 || ppc64le
+
+#include "textflag.h"
+
+// CRC-32C by VPMSUMD folding; the math is in consts.go, and model_test.go
+// runs the same steps in Go.
+
+// Offsets into table (consts.go); TestTableLayout checks them.
+#define T_FOLD		0
+#define T_LOOP128	368
+#define T_LOOP256	384
+#define T_REDUCE	400
+#define T_MU		416
+#define T_POLY		432
+#define T_MASK		448
+#define T_BSWAP		464
+
+#define K128	V24
+#define K256	V25
+#define BSWAP	V26
+#define VCRC	V27
+#define G	V28
+#define ZERO	V29
+
+// LOAD puts the 16 aligned bytes at addr into v as their little-endian
+// 128-bit value, the layout all the math assumes. Only the loads differ
+// between the byte orders: the constants come in with LXVD2X, which loads
+// each doubleword in the native order on both, and everything after the
+// loads works on register contents, which do not depend on the byte order.
+#ifdef GOARCH_ppc64
+// Big-endian LVX gives the big-endian value: reverse the 16 bytes.
+#define LOAD(addr, v) LVX addr, v; VPERM v, v, BSWAP, v
+#else
+// Little-endian LVX gives the little-endian value.
+#define LOAD(addr, v) LVX addr, v
+#endif
+
+// func vpmsum(crc uint32, p []byte, t *table) uint32
+// p is 16-byte aligned and len(p) a non-zero multiple of 16.
+TEXT ·vpmsum(SB), NOSPLIT|NOFRAME, $0-44
+	MOVWZ	crc+0(FP), R3
+	MOVD	p_base+8(FP), R4
+	MOVD	p_len+16(FP), R5
+	MOVD	t+32(FP), R6
+
+	// LVX and LXVD2X only take register indexes.
+	MOVD	$16, R14
+	MOVD	$32, R15
+	MOVD	$48, R16
+	MOVD	$64, R17
+	MOVD	$80, R18
+	MOVD	$96, R19
+	MOVD	$112, R20
+#ifdef GOARCH_ppc64
+	MOVD	$T_BSWAP, R7
+	LXVD2X	(R6)(R7), BSWAP
+#endif
+
+	VXOR	ZERO, ZERO, ZERO
+	VXOR	G, G, G
+
+	// The CRC so far, inverted, is XORed onto the message's first four
+	// bytes, which the layout puts in the low word of dw1. VCRC holds it
+	// until the first block is loaded, and is zero after.
+	NOR	R3, R3, R3
+	MOVWZ	R3, R3
+	MTVSRD	R3, VCRC              // dw0 = ^crc
+	VSLDOI	$8, ZERO, VCRC, VCRC  // {0, ^crc}
+
+	SRD	$4, R5  // R5 = blocks left
+	CMP	R5, $8
+	BLT	tail
+
+	// Eight accumulators V0-V7 start as the first 128 bytes.
+	LOAD((R4), V0)
+	LOAD((R4)(R14), V1)
+	LOAD((R4)(R15), V2)
+	LOAD((R4)(R16), V3)
+	LOAD((R4)(R17), V4)
+	LOAD((R4)(R18), V5)
+	LOAD((R4)(R19), V6)
+	LOAD((R4)(R20), V7)
+	VXOR	V0, VCRC, V0
+	VXOR	VCRC, VCRC, VCRC
+	ADD	$128, R4
+	ADD	$-8, R5
+
+	SRD	$4, R5, R7  // 256-byte iterations
+	CMP	R7, $0
+	BEQ	fold8
+	MOVD	R7, CTR
+	ANDCC	$15, R5, R5
+	MOVD	$T_LOOP128, R7
+	LXVD2X	(R6)(R7), K128
+	MOVD	$T_LOOP256, R7
+	LXVD2X	(R6)(R7), K256
+	ADD	$128, R4, R9
+
+	// Each iteration takes 256 bytes, two blocks per accumulator:
+	// A = A·x^2048 + D·x^1024 + E, for D the block 128 bytes after A's
+	// and E the one 128 bytes after D. D·x^1024 + E does not depend on A,
+	// so the only chain from one iteration to the next is one VPMSUMD and
+	// one VXOR (6+2 cycles on POWER8), against 16 VPMSUMDs of work at one
+	// per cycle: the multiplier never waits on it.
+	PCALIGN	$16
+loop:
+	LOAD((R4), V8)
+	LOAD((R4)(R14), V9)
+	LOAD((R4)(R15), V10)
+	LOAD((R4)(R16), V11)
+	LOAD((R4)(R17), V12)
+	LOAD((R4)(R18), V13)
+	LOAD((R4)(R19), V14)
+	LOAD((R4)(R20), V15)
+	LOAD((R9), V16)
+	LOAD((R9)(R14), V17)
+	LOAD((R9)(R15), V18)
+	LOAD((R9)(R16), V19)
+	LOAD((R9)(R17), V20)
+	LOAD((R9)(R18), V21)
+	LOAD((R9)(R19), V22)
+	LOAD((R9)(R20), V23)
+
+	VPMSUMD	V0, K256, V0
+	VPMSUMD	V8, K128, V8
+	VPMSUMD	V1, K256, V1
+	VPMSUMD	V9, K128, V9
+	VPMSUMD	V2, K256, V2
+	VPMSUMD	V10, K128, V10
+	VPMSUMD	V3, K256, V3
+	VPMSUMD	V11, K128, V11
+	VPMSUMD	V4, K256, V4
+	VPMSUMD	V12, K128, V12
+	VPMSUMD	V5, K256, V5
+	VPMSUMD	V13, K128, V13
+	VPMSUMD	V6, K256, V6
+	VPMSUMD	V14, K128, V14
+	VPMSUMD	V7, K256, V7
+	VPMSUMD	V15, K128, V15
+
+	VXOR	V8, V16, V8
+	VXOR	V9, V17, V9
+	VXOR	V10, V18, V10
+	VXOR	V11, V19, V11
+	VXOR	V12, V20, V12
+	VXOR	V13, V21, V13
+	VXOR	V14, V22, V14
+	VXOR	V15, V23, V15
+	VXOR	V0, V8, V0
+	VXOR	V1, V9, V1
+	VXOR	V2, V10, V2
+	VXOR	V3, V11, V3
+	VXOR	V4, V12, V4
+	VXOR	V5, V13, V5
+	VXOR	V6, V14, V6
+	VXOR	V7, V15, V7
+
+	ADD	$256, R4
+	ADD	$256, R9
+	BDNZ	loop
+
+fold8:
+	// R5 = m < 16 blocks are left. Accumulator i is 7-i+m blocks before
+	// the end: multiply each by its fold[7-i+m] (which also brings in the
+	// x^32, see consts.go) and XOR them all into G. The eight VPMSUMDs are
+	// independent.
+	SLD	$4, R5, R7
+	ADD	R6, R7, R7  // &fold[m]
+	LXVD2X	(R7)(R20), V8
+	LXVD2X	(R7)(R19), V9
+	LXVD2X	(R7)(R18), V10
+	LXVD2X	(R7)(R17), V11
+	LXVD2X	(R7)(R16), V12
+	LXVD2X	(R7)(R15), V13
+	LXVD2X	(R7)(R14), V14
+	LXVD2X	(R7)(R0), V15
+	VPMSUMD	V0, V8, V0
+	VPMSUMD	V1, V9, V1
+	VPMSUMD	V2, V10, V2
+	VPMSUMD	V3, V11, V3
+	VPMSUMD	V4, V12, V4
+	VPMSUMD	V5, V13, V5
+	VPMSUMD	V6, V14, V6
+	VPMSUMD	V7, V15, V7
+	VXOR	V0, V1, V0
+	VXOR	V2, V3, V2
+	VXOR	V4, V5, V4
+	VXOR	V6, V7, V6
+	VXOR	V0, V2, V0
+	VXOR	V4, V6, V4
+	VXOR	V0, V4, G
+
+tail:
+	// The last R5 blocks (all of them for inputs under 128 bytes): block
+	// j of m is m-1-j blocks before the end, so it takes fold[m-1-j].
+	CMP	R5, $0
+	BEQ	reduce
+	MOVD	R5, CTR
+	SLD	$4, R5, R7
+	ADD	R6, R7, R7
+	ADD	$-16, R7  // &fold[m-1]
+
+tailloop:
+	LOAD((R4), V8)
+	LXVD2X	(R7)(R0), V9
+	VXOR	V8, VCRC, V8
+	VXOR	VCRC, VCRC, VCRC
+	VPMSUMD	V8, V9, V8
+	VXOR	G, V8, G
+	ADD	$16, R4
+	ADD	$-16, R7
+	BDNZ	tailloop
+
+reduce:
+	// G ≡ M·x^32 (mod P) has degree < 96. Fold its top 32 bits down
+	// (g2·x^64 lands in dw0), then Barrett-reduce dw0 to 32 bits.
+	MOVD	$T_REDUCE, R7
+	LXVD2X	(R6)(R7), V8
+	MOVD	$T_MU, R7
+	LXVD2X	(R6)(R7), V9
+	MOVD	$T_POLY, R7
+	LXVD2X	(R6)(R7), V10
+	MOVD	$T_MASK, R7
+	LXVD2X	(R6)(R7), V11
+
+	VPMSUMD	G, V8, V12
+	VXOR	V12, G, V12           // dw0 = Y, degree < 64
+	VPMSUMD	V12, V9, V13          // Yh·μ: q in dw1's low word
+	VAND	V13, V11, V13         // q alone
+	VPMSUMD	V13, V10, V13         // q·P: q·P mod x^32 in dw1's high word
+	VSLDOI	$8, V13, V13, V13     // ... now in dw0's, beside Yl
+	VXOR	V13, V12, V12
+	MFVSRD	V12, R3
+	SRD	$32, R3
+	NOR	R3, R3, R3
+	MOVW	R3, ret+40(FP)
+	RET
