@@ -2,5 +2,14 @@
 
 package cksum
 
-// archImpls returns the POWER kernels this CPU can run, best first.
-func archImpls() []Impl { return nil }
+import "github.com/xlogfs/xlogfs/ppc64"
+
+// archImpls returns the POWER kernels this CPU can run, best first: the
+// VPMSUMD kernel of package ppc64 on POWER8 and later, on either byte order.
+func archImpls() []Impl {
+	var list []Impl
+	for _, k := range ppc64.Kernels() {
+		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update})
+	}
+	return list
+}
