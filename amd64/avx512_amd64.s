@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "fold_amd64.h"
 
 // 512-bit VPCLMULQDQ folding: the 128-bit fold of clmul_amd64.s done on
 // four lanes at once. On Sapphire Rapids a zmm VPCLMULQDQ issues once per
@@ -6,19 +7,6 @@
 // four independent accumulators (latency of clmul→ternlog ≈ 4) keep port 5
 // busy: 32 bytes per cycle. VPTERNLOGQ $0x96 is a three-way XOR, so the two
 // products and the next 64 bytes of data cost one instruction.
-
-// FOLDZ folds the 4 lanes of acc forward by the distance of k (a foldConst
-// pair in every lane) and XORs in src (a register or 64 bytes of memory).
-#define FOLDZ(acc, k, tmp, src) \
-	VPCLMULQDQ $0x00, k, acc, tmp \
-	VPCLMULQDQ $0x11, k, acc, acc \
-	VPTERNLOGQ $0x96, src, tmp, acc
-
-// FOLDZINTO folds src forward by the distance of k and XORs it into dst.
-#define FOLDZINTO(src, k, tmp, dst) \
-	VPCLMULQDQ $0x00, k, src, tmp \
-	VPCLMULQDQ $0x11, k, src, src \
-	VPTERNLOGQ $0x96, src, tmp, dst
 
 // func foldZMM(crc uint32, p []byte) uint32
 // Raw state in and out; len(p) >= 320, so at least 256 bytes remain after

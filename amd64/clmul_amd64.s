@@ -1,28 +1,10 @@
 #include "textflag.h"
+#include "fold_amd64.h"
 
 // 128-bit PCLMULQDQ folding (SSE encoding, so it runs on any CPU with
 // PCLMULQDQ). See gf2_amd64.go for why a block H·x^64 + L, d bytes before
 // the block it joins, becomes clmul(H, k.lo) ^ clmul(L, k.hi) with
 // k = foldConst(d).
-
-// FOLD128 folds acc forward by the distance k encodes and XORs in the
-// 16 bytes at mem (mem may be unaligned).
-#define FOLD128(acc, k, tmp, mem) \
-	MOVO      acc, tmp \
-	PCLMULQDQ $0x00, k, acc \
-	PCLMULQDQ $0x11, k, tmp \
-	PXOR      tmp, acc \
-	MOVOU     mem, tmp \
-	PXOR      tmp, acc
-
-// FOLDINTO folds src forward by the distance k encodes and XORs it into
-// dst. src is clobbered.
-#define FOLDINTO(src, k, tmp, dst) \
-	MOVO      src, tmp \
-	PCLMULQDQ $0x00, k, src \
-	PCLMULQDQ $0x11, k, tmp \
-	PXOR      src, dst \
-	PXOR      tmp, dst
 
 // func foldXMM(crc uint32, p []byte) uint32
 // Raw state in and out; len(p) >= 64.

@@ -12,6 +12,7 @@ var (
 	kX32  = foldConst(32)
 	kX64  = foldConst(64)
 	kX128 = foldConst(128)
+	kX192 = foldConst(192)
 	kX256 = foldConst(256)
 
 	kX0  = foldConst(0)

@@ -25,8 +25,13 @@ func updateAVX512(crc uint32, p []byte) uint32 {
 	case len(p) < 320:
 		return ^foldXMM(^crc, p)
 	}
+	if len(p) >= fuseMin {
+		return ^updateFusedZMM(^crc, p)
+	}
 	return ^foldZMM(^crc, p)
 }
+
+var fuseMin = 8192
 
 // updateCLMUL is the sse42-clmul kernel.
 func updateCLMUL(crc uint32, p []byte) uint32 {

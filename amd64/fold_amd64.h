@@ -1,0 +1,34 @@
+// Folding steps shared by the kernels; gf2_amd64.go has the algebra.
+
+// FOLD128 folds acc forward by the distance k encodes and XORs in the
+// 16 bytes at mem (mem may be unaligned).
+#define FOLD128(acc, k, tmp, mem) \
+	MOVO      acc, tmp \
+	PCLMULQDQ $0x00, k, acc \
+	PCLMULQDQ $0x11, k, tmp \
+	PXOR      tmp, acc \
+	MOVOU     mem, tmp \
+	PXOR      tmp, acc
+
+// FOLDINTO folds src forward by the distance k encodes and XORs it into
+// dst. src is clobbered.
+#define FOLDINTO(src, k, tmp, dst) \
+	MOVO      src, tmp \
+	PCLMULQDQ $0x00, k, src \
+	PCLMULQDQ $0x11, k, tmp \
+	PXOR      src, dst \
+	PXOR      tmp, dst
+
+// FOLDZ folds the 4 lanes of acc forward by the distance of k (a foldConst
+// pair in every lane) and XORs in src (a register or 64 bytes of memory).
+#define FOLDZ(acc, k, tmp, src) \
+	VPCLMULQDQ $0x00, k, acc, tmp \
+	VPCLMULQDQ $0x11, k, acc, acc \
+	VPTERNLOGQ $0x96, src, tmp, acc
+
+// FOLDZINTO folds src forward by the distance of k and XORs it into dst.
+#define FOLDZINTO(src, k, tmp, dst) \
+	VPCLMULQDQ $0x00, k, src, tmp \
+	VPCLMULQDQ $0x11, k, src, src \
+	VPTERNLOGQ $0x96, src, tmp, dst
+

@@ -1,0 +1,116 @@
+package amd64
+
+import (
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+)
+
+// rawUpdate is the oracle for the raw-state routines: the state after p
+// starting from state c, without the inversions.
+func rawUpdate(c uint32, p []byte) uint32 { return ^crc32.Update(^c, castagnoli, p) }
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+type path struct {
+	name string
+	min  int // shortest input the routine accepts
+	f    func(uint32, []byte) uint32
+	ok   bool // this CPU can run it
+}
+
+func paths() []path {
+	return []path{
+		{"scalar", 0, scalar, hasCLMUL},
+		{"foldXMM", 64, foldXMM, hasCLMUL},
+		{"foldZMM", 320, foldZMM, hasAVX512},
+		{"fusedZMM", 63 + fuseZVector + 3*fuseZChain, updateFusedZMM, hasAVX512},
+	}
+}
+
+// TestPaths runs each routine, not just the kernel that dispatches to it,
+// over every length from its minimum to 4 KiB + 300 at every alignment
+// 0..63, so every head, tail, extra-block and leftover-quadword case of the
+// fused split (which starts at 8 KiB in the kernel) is covered.
+func TestPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	buf := randBytes(r, 4096+300+64)
+	for _, pt := range paths() {
+		if !pt.ok {
+			continue
+		}
+		t.Run(pt.name, func(t *testing.T) {
+			step := 1
+			if testing.Short() {
+				step = 7
+			}
+			for align := 0; align < 64; align++ {
+				for n := pt.min; n <= 4096+300; n += step {
+					p := buf[align : align+n]
+					c := r.Uint32()
+					if got, want := pt.f(c, p), rawUpdate(c, p); got != want {
+						t.Fatalf("len %d align %d: got %#08x, want %#08x", n, align, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPathsLong checks the long-input paths on random lengths up to 2 MiB.
+func TestPathsLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	buf := randBytes(r, 2<<20+64)
+	for _, pt := range paths() {
+		if !pt.ok {
+			continue
+		}
+		for range 30 {
+			n := pt.min + r.IntN(len(buf)-64-pt.min)
+			off := r.IntN(64)
+			p := buf[off : off+n]
+			c := r.Uint32()
+			if got, want := pt.f(c, p), rawUpdate(c, p); got != want {
+				t.Errorf("%s: len %d off %d: got %#08x, want %#08x", pt.name, n, off, got, want)
+			}
+		}
+	}
+}
+
+// TestPlanFused checks the split covers the buffer exactly, with chains of
+// whole quadwords and a last chain tail under 24 bytes.
+func TestPlanFused(t *testing.T) {
+	for n := 0; n < 20000; n++ {
+		iters, extra, s := planFused(n, fuseZVector, fuseZChain, 64)
+		v := iters*fuseZVector + extra*64
+		tail := n - v - 3*s
+		if s%8 != 0 || s < iters*fuseZChain || tail < 0 || tail >= 24 || extra*64 > n-iters*(fuseZVector+3*fuseZChain) {
+			t.Fatalf("n %d: iters %d extra %d s %d tail %d", n, iters, extra, s, tail)
+		}
+	}
+}
+
+func TestKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	buf := randBytes(r, 1<<18+64)
+	for _, k := range Kernels() {
+		for _, n := range []int{0, 1, 7, 8, 63, 64, 100, 319, 320, 511, 512, 4096, 8191, 8192, 8193, 1 << 18} {
+			for _, off := range []int{0, 1, 13, 63} {
+				p := buf[off : off+n]
+				c := r.Uint32()
+				if got, want := k.Update(c, p), crc32.Update(c, castagnoli, p); got != want {
+					t.Errorf("%s: len %d off %d: got %#08x, want %#08x", k.Name, n, off, got, want)
+				}
+			}
+		}
+	}
+	if len(Kernels()) == 0 && hasCLMUL {
+		t.Error("no kernels on a CPU with SSE4.2 and PCLMULQDQ")
+	}
+}
