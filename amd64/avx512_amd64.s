@@ -63,10 +63,10 @@ aligned:
 	JB        reduce
 
 loop256:
-	FOLDZ(Z0, Z8, Z4, 0(SI))
-	FOLDZ(Z1, Z8, Z5, 64(SI))
-	FOLDZ(Z2, Z8, Z6, 128(SI))
-	FOLDZ(Z3, Z8, Z7, 192(SI))
+	FOLDV(Z0, Z8, Z4, 0(SI))
+	FOLDV(Z1, Z8, Z5, 64(SI))
+	FOLDV(Z2, Z8, Z6, 128(SI))
+	FOLDV(Z3, Z8, Z7, 192(SI))
 	ADDQ $256, SI
 	SUBQ $256, CX
 	CMPQ CX, $256
@@ -75,15 +75,15 @@ loop256:
 reduce:
 	// Z0, Z1 are 128 bytes before Z2, Z3; then Z2 is 64 before Z3.
 	VBROADCASTI32X4 ·kX128(SB), Z8
-	FOLDZINTO(Z0, Z8, Z4, Z2)
-	FOLDZINTO(Z1, Z8, Z5, Z3)
+	FOLDVINTO(Z0, Z8, Z4, Z2)
+	FOLDVINTO(Z1, Z8, Z5, Z3)
 	VBROADCASTI32X4 ·kX64(SB), Z8
-	FOLDZINTO(Z2, Z8, Z4, Z3)
+	FOLDVINTO(Z2, Z8, Z4, Z3)
 	CMPQ CX, $64
 	JB   lanes
 
 loop64:
-	FOLDZ(Z3, Z8, Z4, 0(SI))
+	FOLDV(Z3, Z8, Z4, 0(SI))
 	ADDQ $64, SI
 	SUBQ $64, CX
 	CMPQ CX, $64

@@ -19,15 +19,17 @@
 	PXOR      src, dst \
 	PXOR      tmp, dst
 
-// FOLDZ folds the 4 lanes of acc forward by the distance of k (a foldConst
-// pair in every lane) and XORs in src (a register or 64 bytes of memory).
-#define FOLDZ(acc, k, tmp, src) \
+// FOLDV folds every lane of acc (an xmm, ymm or zmm register) forward by
+// the distance of k (a foldConst pair in every lane) and XORs in src (a
+// register or memory of the same width). VPTERNLOGQ $0x96 is a three-way
+// XOR: both products and the data in one instruction.
+#define FOLDV(acc, k, tmp, src) \
 	VPCLMULQDQ $0x00, k, acc, tmp \
 	VPCLMULQDQ $0x11, k, acc, acc \
 	VPTERNLOGQ $0x96, src, tmp, acc
 
-// FOLDZINTO folds src forward by the distance of k and XORs it into dst.
-#define FOLDZINTO(src, k, tmp, dst) \
+// FOLDVINTO folds src forward by the distance of k and XORs it into dst.
+#define FOLDVINTO(src, k, tmp, dst) \
 	VPCLMULQDQ $0x00, k, src, tmp \
 	VPCLMULQDQ $0x11, k, src, src \
 	VPTERNLOGQ $0x96, src, tmp, dst

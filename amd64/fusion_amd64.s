@@ -25,6 +25,45 @@
 // with the T constants (x^(8n-33) mod P) computed at run time (XPOW8N);
 // they depend on nothing the loop computes, so they overlap with it.
 
+// CHAINS finishes the three chains: R13 more quadwords of each (R13 >= 1),
+// then C runs on to the end of the buffer (DI). AX, BX, DX are the states
+// of A, B, C; R8, R9, R10 their pointers; CX is clobbered.
+#define CHAINS(lrest, l8, l7, l3, l1, ldone) \
+lrest: \
+	CRC32Q 0(R8), AX \
+	CRC32Q 0(R9), BX \
+	CRC32Q 0(R10), DX \
+	ADDQ   $8, R8 \
+	ADDQ   $8, R9 \
+	ADDQ   $8, R10 \
+	DECQ   R13 \
+	JNZ    lrest \
+	MOVQ   DI, CX \
+	SUBQ   R10, CX \
+	CMPQ   CX, $8 \
+	JB     l7 \
+l8: \
+	CRC32Q 0(R10), DX \
+	ADDQ   $8, R10 \
+	SUBQ   $8, CX \
+	CMPQ   CX, $8 \
+	JAE    l8 \
+l7: \
+	TESTQ  $4, CX \
+	JZ     l3 \
+	CRC32L 0(R10), DX \
+	ADDQ   $4, R10 \
+l3: \
+	TESTQ  $2, CX \
+	JZ     l1 \
+	CRC32W 0(R10), DX \
+	ADDQ   $2, R10 \
+l1: \
+	TESTQ  $1, CX \
+	JZ     ldone \
+	CRC32B 0(R10), DX \
+ldone:
+
 // func fusedZMM(crc uint32, p []byte, iters, extra, s int) uint32
 // Raw state in and out. p is 64-byte aligned, iters >= 1, s >= 16·iters,
 // len(p) >= iters·192 + extra·64 + 3·s.
@@ -83,15 +122,15 @@ TEXT ·fusedZMM(SB), NOSPLIT, $0-60
 	JZ   chains
 
 loop:
-	FOLDZ(Z0, Z8, Z4, 0(SI))
+	FOLDV(Z0, Z8, Z4, 0(SI))
 	CRC32Q 0(R8), AX
 	CRC32Q 0(R9), BX
 	CRC32Q 0(R10), DX
-	FOLDZ(Z1, Z8, Z5, 64(SI))
+	FOLDV(Z1, Z8, Z5, 64(SI))
 	CRC32Q 8(R8), AX
 	CRC32Q 8(R9), BX
 	CRC32Q 8(R10), DX
-	FOLDZ(Z2, Z8, Z6, 128(SI))
+	FOLDV(Z2, Z8, Z6, 128(SI))
 	ADDQ   $192, SI
 	ADDQ   $16, R8
 	ADDQ   $16, R9
@@ -100,28 +139,20 @@ loop:
 	JNZ    loop
 
 chains:
-	// The chains' last quadwords, three at a time.
-	CRC32Q 0(R8), AX
-	CRC32Q 0(R9), BX
-	CRC32Q 0(R10), DX
-	ADDQ   $8, R8
-	ADDQ   $8, R9
-	ADDQ   $8, R10
-	DECQ   R13
-	JNZ    chains
+	CHAINS(rest, tail8, tail7, tail3, tail1, reduce)
 
 	// Reduce V: 3 → 1 register, the extra 64-byte blocks, 4 lanes → 1,
 	// then CRC32Q twice: v in R12.
 	VBROADCASTI32X4 ·kX128(SB), Z7
 	VBROADCASTI32X4 ·kX64(SB), Z8
-	FOLDZINTO(Z0, Z7, Z4, Z2)
-	FOLDZINTO(Z1, Z8, Z5, Z2)
+	FOLDVINTO(Z0, Z7, Z4, Z2)
+	FOLDVINTO(Z1, Z8, Z5, Z2)
 	MOVQ extra+40(FP), CX
 	TESTQ CX, CX
 	JZ   lanes
 
 extra:
-	FOLDZ(Z2, Z8, Z4, 0(SI))
+	FOLDV(Z2, Z8, Z4, 0(SI))
 	ADDQ $64, SI
 	DECQ CX
 	JNZ  extra
@@ -142,36 +173,6 @@ lanes:
 	CRC32Q        CX, R12
 	CRC32Q        SI, R12
 
-	// C runs on to the end of the buffer.
-	MOVQ DI, CX
-	SUBQ R10, CX
-	CMPQ CX, $8
-	JB   tail7
-
-tail8:
-	CRC32Q 0(R10), DX
-	ADDQ   $8, R10
-	SUBQ   $8, CX
-	CMPQ   CX, $8
-	JAE    tail8
-
-tail7:
-	TESTQ  $4, CX
-	JZ     tail3
-	CRC32L 0(R10), DX
-	ADDQ   $4, R10
-
-tail3:
-	TESTQ  $2, CX
-	JZ     tail1
-	CRC32W 0(R10), DX
-	ADDQ   $2, R10
-
-tail1:
-	TESTQ  $1, CX
-	JZ     merge
-	CRC32B 0(R10), DX
-
 merge:
 	// X12 = clmul(v, T(8|ABC|)) ^ clmul(a, T(8|BC|)) ^ clmul(b, T(8|C|)).
 	VMOVQ      R12, X12
@@ -186,4 +187,133 @@ merge:
 	CRC32Q     CX, AX
 	XORL       DX, AX
 	MOVL       AX, ret+56(FP)
+	RET
+
+// func fusedXMM(crc uint32, p []byte, iters, extra, s int) uint32
+// The same with 128-bit PCLMULQDQ (SSE encoding) for CPUs without
+// AVX-512: V is iters·64 + extra·16 bytes, folded by 4 xmm accumulators
+// (8 PCLMULQDQ per iteration), and each iteration reads 3 quadwords of
+// each chain (9 CRC32Q): 136 bytes in 9 cycles, against 8 bytes per cycle
+// for folding alone (corsix's "v4s3x3"). Measured here: ~15 bytes per
+// cycle; 4×2, 5×3, 6×3, 6×4 and 8×4 splits were all slower.
+// Raw state in and out. p is 16-byte aligned, iters >= 1, s >= 24·iters,
+// len(p) >= iters·64 + extra·16 + 3·s.
+TEXT ·fusedXMM(SB), NOSPLIT, $0-60
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), DI
+	ADDQ SI, DI               // DI = end of buffer
+	MOVQ iters+32(FP), CX
+	MOVQ s+48(FP), R11
+
+	// R8, R9, R10 = starts of A, B, C.
+	MOVQ CX, R8
+	SHLQ $6, R8
+	ADDQ SI, R8
+	MOVQ extra+40(FP), R12
+	SHLQ $4, R12
+	ADDQ R12, R8
+	LEAQ (R8)(R11*1), R9
+	LEAQ (R9)(R11*1), R10
+
+	// X9, X10, X11 = T(8|ABC|), T(8|BC|), T(8|C|).
+	MOVQ DI, AX
+	SUBQ R8, AX
+	XPOW8NSSE(AX, R12, R13, BX, X12, X13, k1loop, k1done)
+	MOVQ R12, X9
+	MOVQ DI, AX
+	SUBQ R9, AX
+	XPOW8NSSE(AX, R12, R13, BX, X12, X13, k2loop, k2done)
+	MOVQ R12, X10
+	MOVQ DI, AX
+	SUBQ R10, AX
+	XPOW8NSSE(AX, R12, R13, BX, X12, X13, k3loop, k3done)
+	MOVQ R12, X11
+
+	// R13 = quadwords of each chain left after the loop's iters-1 rounds.
+	MOVQ   R11, R13
+	SHRQ   $3, R13
+	IMUL3Q $3, CX, R12
+	SUBQ   $3, R12
+	SUBQ   R12, R13
+
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	MOVL  crc+0(FP), AX
+	MOVQ  AX, X8              // incoming state into the first 4 bytes
+	PXOR  X8, X0
+	ADDQ  $64, SI
+	MOVOU ·kX64(SB), X12
+	XORL  AX, AX
+	XORL  BX, BX
+	XORL  DX, DX
+
+	DECQ CX
+	JZ   chains
+
+loop:
+	FOLD128(X0, X12, X8, 0(SI))
+	CRC32Q 0(R8), AX
+	CRC32Q 0(R9), BX
+	CRC32Q 0(R10), DX
+	FOLD128(X1, X12, X8, 16(SI))
+	CRC32Q 8(R8), AX
+	CRC32Q 8(R9), BX
+	CRC32Q 8(R10), DX
+	FOLD128(X2, X12, X8, 32(SI))
+	CRC32Q 16(R8), AX
+	CRC32Q 16(R9), BX
+	CRC32Q 16(R10), DX
+	FOLD128(X3, X12, X8, 48(SI))
+	ADDQ   $64, SI
+	ADDQ   $24, R8
+	ADDQ   $24, R9
+	ADDQ   $24, R10
+	DECQ   CX
+	JNZ    loop
+
+chains:
+	CHAINS(rest, tail8, tail7, tail3, tail1, reduce)
+
+	// Reduce V: X0, X1, X2 are 48, 32, 16 bytes before X3 (independent
+	// multiplies, only the XORs into X3 chain up), then the extra 16-byte
+	// blocks, then CRC32Q twice: v in R12.
+	MOVOU ·kX48(SB), X12
+	FOLDINTO(X0, X12, X8, X3)
+	MOVOU ·kX32(SB), X12
+	FOLDINTO(X1, X12, X8, X3)
+	MOVOU ·kX16(SB), X12
+	FOLDINTO(X2, X12, X8, X3)
+	MOVQ  extra+40(FP), CX
+	TESTQ CX, CX
+	JZ    reduced
+
+extra:
+	FOLD128(X3, X12, X8, 0(SI))
+	ADDQ $16, SI
+	DECQ CX
+	JNZ  extra
+
+reduced:
+	MOVQ   X3, CX
+	PEXTRQ $1, X3, SI
+	XORL   R12, R12
+	CRC32Q CX, R12
+	CRC32Q SI, R12
+
+	// X12 = clmul(v, T(8|ABC|)) ^ clmul(a, T(8|BC|)) ^ clmul(b, T(8|C|)).
+	MOVQ      R12, X12
+	PCLMULQDQ $0x00, X9, X12
+	MOVQ      AX, X13
+	PCLMULQDQ $0x00, X10, X13
+	MOVQ      BX, X14
+	PCLMULQDQ $0x00, X11, X14
+	PXOR      X13, X12
+	PXOR      X14, X12
+	MOVQ      X12, CX
+	XORL      AX, AX
+	CRC32Q    CX, AX
+	XORL      DX, AX
+	MOVL      AX, ret+56(FP)
 	RET

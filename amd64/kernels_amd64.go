@@ -3,57 +3,23 @@ package amd64
 import "golang.org/x/sys/cpu"
 
 // Assembly routines. All take and return the raw CRC state (no inversions).
+
+// scalar is one CRC32Q chain (scalar_amd64.s).
 //
 //go:noescape
 func scalar(crc uint32, p []byte) uint32
 
-// foldXMM needs len(p) >= 64.
+// foldXMM is 128-bit PCLMULQDQ folding (clmul_amd64.s); len(p) >= 64.
 //
 //go:noescape
 func foldXMM(crc uint32, p []byte) uint32
 
-var (
-	hasCLMUL  = cpu.X86.HasSSE42 && cpu.X86.HasPCLMULQDQ
-	hasAVX512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPCLMULQDQ
-)
+// foldYMM is 256-bit VPCLMULQDQ folding (ymm_amd64.s); len(p) >= 128.
+//
+//go:noescape
+func foldYMM(crc uint32, p []byte) uint32
 
-// updateAVX512 is the avx512 kernel.
-func updateAVX512(crc uint32, p []byte) uint32 {
-	switch {
-	case len(p) < 64:
-		return ^scalar(^crc, p)
-	case len(p) < 320:
-		return ^foldXMM(^crc, p)
-	}
-	if len(p) >= fuseMin {
-		return ^updateFusedZMM(^crc, p)
-	}
-	return ^foldZMM(^crc, p)
-}
-
-var fuseMin = 8192
-
-// updateCLMUL is the sse42-clmul kernel.
-func updateCLMUL(crc uint32, p []byte) uint32 {
-	if len(p) < 64 {
-		return ^scalar(^crc, p)
-	}
-	return ^foldXMM(^crc, p)
-}
-
-// Kernels lists the kernels this CPU can run, fastest first.
-func Kernels() []Kernel {
-	var ks []Kernel
-	if hasAVX512 {
-		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with CRC32Q streams", Update: updateAVX512})
-	}
-	if hasCLMUL {
-		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ folding fused with 3 CRC32Q streams", Update: updateCLMUL})
-	}
-	return ks
-}
-
-// foldZMM needs len(p) >= 320.
+// foldZMM is 512-bit VPCLMULQDQ folding (avx512_amd64.s); len(p) >= 320.
 //
 //go:noescape
 func foldZMM(crc uint32, p []byte) uint32
@@ -63,3 +29,71 @@ func xpow8n(n uint64) uint64
 
 // shift returns crc·x^(8n) mod P: a raw state carried over n zero bytes.
 func shift(crc uint32, n uint64) uint32
+
+// What this CPU can run. x/sys/cpu reports AVX-512 only when the OS saves
+// the zmm state (XCR0 opmask, ZMM_Hi256 and Hi16_ZMM bits).
+var (
+	hasCLMUL  = cpu.X86.HasSSE42 && cpu.X86.HasPCLMULQDQ
+	hasAVX512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPCLMULQDQ
+)
+
+// Where each kernel changes method, in bytes. Measured on a Sapphire
+// Rapids class Xeon with calls chained through the CRC (each call waits for
+// the previous result, as Update(Update(crc, a), b) does), so the fixed
+// latency of each method's final reduction counts.
+const (
+	// Below 64 bytes one CRC32Q chain (8 bytes / 3 cycles) wins: any
+	// folding or merge costs ~20 cycles of latency at the end.
+	minFold = 64
+
+	// foldYMM beats foldXMM from 256 bytes. It stays below zmm until 1 KiB:
+	// 512-bit instructions after a pause run ~4x slowly for ~2 µs (zmm
+	// warm-up), which would make an isolated sector-sized call slower than
+	// the ymm path; at 1 KiB warm zmm is ~25% faster than ymm.
+	minYMM = 256
+	minZMM = 1024
+
+	// The fused loops need a few hundred cycles to pay for their run-time
+	// shift constants and three-way merge: from 8 KiB (zmm) and 1 KiB
+	// (xmm) they beat plain folding.
+	minFusedZMM = 8192
+	minFusedXMM = 1024
+)
+
+// updateAVX512 is the avx512 kernel.
+func updateAVX512(crc uint32, p []byte) uint32 {
+	switch n := len(p); {
+	case n < minFold:
+		return ^scalar(^crc, p)
+	case n < minYMM:
+		return ^foldXMM(^crc, p)
+	case n < minZMM:
+		return ^foldYMM(^crc, p)
+	case n < minFusedZMM:
+		return ^foldZMM(^crc, p)
+	}
+	return ^updateFusedZMM(^crc, p)
+}
+
+// updateCLMUL is the sse42-clmul kernel.
+func updateCLMUL(crc uint32, p []byte) uint32 {
+	switch n := len(p); {
+	case n < minFold:
+		return ^scalar(^crc, p)
+	case n < minFusedXMM:
+		return ^foldXMM(^crc, p)
+	}
+	return ^updateFusedXMM(^crc, p)
+}
+
+// Kernels lists the kernels this CPU can run, fastest first.
+func Kernels() []Kernel {
+	var ks []Kernel
+	if hasAVX512 {
+		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams", Update: updateAVX512})
+	}
+	if hasCLMUL {
+		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams", Update: updateCLMUL})
+	}
+	return ks
+}

@@ -29,8 +29,10 @@ func paths() []path {
 	return []path{
 		{"scalar", 0, scalar, hasCLMUL},
 		{"foldXMM", 64, foldXMM, hasCLMUL},
+		{"foldYMM", 128, foldYMM, hasAVX512},
 		{"foldZMM", 320, foldZMM, hasAVX512},
 		{"fusedZMM", 63 + fuseZVector + 3*fuseZChain, updateFusedZMM, hasAVX512},
+		{"fusedXMM", 63 + fuseXVector + 3*fuseXChain, updateFusedXMM, hasCLMUL},
 	}
 }
 
@@ -86,12 +88,13 @@ func TestPathsLong(t *testing.T) {
 // TestPlanFused checks the split covers the buffer exactly, with chains of
 // whole quadwords and a last chain tail under 24 bytes.
 func TestPlanFused(t *testing.T) {
-	for n := 0; n < 20000; n++ {
-		iters, extra, s := planFused(n, fuseZVector, fuseZChain, 64)
-		v := iters*fuseZVector + extra*64
-		tail := n - v - 3*s
-		if s%8 != 0 || s < iters*fuseZChain || tail < 0 || tail >= 24 || extra*64 > n-iters*(fuseZVector+3*fuseZChain) {
-			t.Fatalf("n %d: iters %d extra %d s %d tail %d", n, iters, extra, s, tail)
+	for _, c := range []struct{ vec, chain, blk int }{{fuseZVector, fuseZChain, 64}, {fuseXVector, fuseXChain, 16}} {
+		for n := 0; n < 20000; n++ {
+			iters, extra, s := planFused(n, c.vec, c.chain, c.blk)
+			tail := n - iters*c.vec - extra*c.blk - 3*s
+			if s%8 != 0 || s < iters*c.chain || tail < 0 || tail >= 24 || extra*c.blk > n-iters*(c.vec+3*c.chain) {
+				t.Fatalf("%+v n %d: iters %d extra %d s %d tail %d", c, n, iters, extra, s, tail)
+			}
 		}
 	}
 }
