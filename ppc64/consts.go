@@ -35,16 +35,18 @@ import "math/bits"
 // only has to be cut from 96 bits to 32.
 //
 // 96 to 64 bits. G's integer bits 0..31 are zero; its x^64..x^95 part g2 sits
-// in dw1 as a reflected 64-bit value of degree < 32. One more VPMSUMD with
-// dw1 constant x^63 mod P (d = 64) gives g2·x^64 mod P, which lands entirely
-// in dw0: XORed onto G, dw0 is Y ≡ G, of degree < 64.
+// in dw1 as a reflected 64-bit value of degree < 32. One more VPMSUMD, by
+// x^63 mod P in dw1 only (d = 64, the -1 again), gives g2·x^64 mod P, which
+// lands entirely in dw0: XORed onto G, dw0 is Y ≡ G, of degree < 64.
 //
 // 64 to 32 bits: Barrett. With μ = floor(x^64/P) (degree 32), for Y = Yh·x^32
 // + Yl the quotient is q = floor(Yh·μ/x^32) and Y mod P = Yl + (q·P mod x^32).
-// Reflected, Yh is dw0's low 32 bits; clmul by μ reflected to 33 bits (x^e
-// at bit 32-e) leaves q in the product's low 32 bits, and the same
-// clmul by P reflected to 33 bits leaves q·P mod x^32 in bits 32..63, where
-// Yl already sits in dw0. So the CRC is bits 32..63 of dw0 XOR that product.
+// Reflected, Yh is dw0's low 32 bits. A 32-bit value times a 33-bit one
+// reflected with x^e at bit 32-e has x^e at bit 63-e: the product's low 32
+// bits are its x^32..x^63, the high half. So clmul(dw0, μ) has q in its low
+// 32 bits (Yl only reaches higher ones), and clmul(q, P) has q·P mod x^32 in
+// bits 32..63, the bits Yl has in dw0. Both products come out in dw1; one
+// VSLDOI moves the second to dw0, and the CRC is dw0's bits 32..63 XOR it.
 
 // poly is P in normal form, with its x^32 term.
 const poly = 1<<32 | 0x1edc6f41
