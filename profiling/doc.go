@@ -1,0 +1,15 @@
+// Package profiling is how xlogfs looks at where its CPU time goes: it
+// serves net/http/pprof and expvar on a loopback address (Serve), writes a
+// CPU profile for the life of a mount (StartCPUProfile), and computes from a
+// CPU profile the share of CPU time spent in checksum code (Analyze,
+// AnalyzeFiles), overall and per checksum mode.
+//
+// The checksum work of the journal runs under the pprof labels
+// cksum_mode=<batched|xfs|sector> and phase=checksum (LabelMode,
+// LabelPhase), which Analyze breaks the profile down by. Which functions
+// count as checksum code is IsChecksumFunc's to say.
+//
+// Package profiling sits beside the filesystem, not in it: it must not
+// import fusefs, journal or logbuf, so the binary and the bench can use it
+// without pulling the filesystem in.
+package profiling
