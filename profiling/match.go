@@ -1,0 +1,42 @@
+package profiling
+
+import "strings"
+
+// checksumPackages are the import paths whose functions are checksum code:
+// the modes and counters (cksum), the architecture kernels (amd64, ppc64),
+// and Go's hash/crc32, which the stdlib implementation calls.
+var checksumPackages = []string{
+	"github.com/xlogfs/xlogfs/cksum",
+	"github.com/xlogfs/xlogfs/amd64",
+	"github.com/xlogfs/xlogfs/ppc64",
+	"hash/crc32",
+}
+
+// ChecksumPackages returns the import paths whose functions IsChecksumFunc
+// counts as checksum code.
+func ChecksumPackages() []string { return append([]string(nil), checksumPackages...) }
+
+// IsChecksumFunc reports whether name, a function name as a Go profile
+// records it, belongs to one of the ChecksumPackages: the name is the
+// package's import path, a dot, and the rest. That covers every form the
+// toolchain produces:
+//
+//	github.com/xlogfs/xlogfs/cksum.Sum                  function
+//	github.com/xlogfs/xlogfs/cksum.(*Summer).Record     method
+//	github.com/xlogfs/xlogfs/cksum.init.func1           closure
+//	github.com/xlogfs/xlogfs/amd64.crc32cAVX512         assembly (TEXT ·crc32cAVX512)
+//	github.com/xlogfs/xlogfs/amd64.scalar.abi0          assembly ABI wrapper
+//	hash/crc32.castagnoliSSE42Triple                    Go's own kernels
+//
+// Matching the whole import path keeps out packages that merely start
+// alike (.../cksumtest), subpackages (.../cksum/internal), the external test
+// package (.../cksum_test), and generic code elsewhere instantiated with a
+// checksum type (pkg.F[github.com/xlogfs/xlogfs/cksum.Mode]).
+func IsChecksumFunc(name string) bool {
+	for _, pkg := range checksumPackages {
+		if len(name) > len(pkg) && name[len(pkg)] == '.' && strings.HasPrefix(name, pkg) {
+			return true
+		}
+	}
+	return false
+}
