@@ -1,0 +1,639 @@
+// Package journal is xlogfs's metadata engine: an in-memory model of every
+// inode, changed only by transactions that go through an XFS-style
+// write-ahead log (iclogs, log forces with group commit, checkpoints that
+// move the tail, crash recovery), over a store directory (DESIGN §1, §3,
+// §4). It works without FUSE; package fusefs only calls it.
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/logbuf"
+	"golang.org/x/sys/unix"
+)
+
+// JournalMode says what goes through the log.
+type JournalMode uint8
+
+const (
+	// JournalMeta logs metadata only, as XFS does; fsync writes the
+	// file's data back, then forces the log.
+	JournalMeta JournalMode = iota
+	// JournalData logs written bytes too, as ext4 data=journal does;
+	// fsync is a log force alone, and data files catch up at checkpoints.
+	JournalData
+)
+
+func (j JournalMode) String() string {
+	if j == JournalData {
+		return "data"
+	}
+	return "meta"
+}
+
+// ParseJournalMode accepts meta and data.
+func ParseJournalMode(s string) (JournalMode, error) {
+	switch s {
+	case "meta":
+		return JournalMeta, nil
+	case "data":
+		return JournalData, nil
+	}
+	return 0, fmt.Errorf("unknown journal mode %q (want meta or data)", s)
+}
+
+// Options configure a mount of a store.
+type Options struct {
+	Mode               cksum.Mode  // how records are checksummed
+	Impl               cksum.Impl  // crc32c implementation (zero: the best)
+	Journal            JournalMode // what the log carries
+	LogBSize           int         // iclog size; 0: the superblock's default
+	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
+	CheckpointInterval time.Duration
+	Device             Device                        // the log device; nil: DIR/log
+	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
+}
+
+// DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
+const DefaultCheckpointInterval = 30 * time.Second
+
+// Recovery says what mounting found in the log.
+type Recovery struct {
+	Clean        bool       // the log ended with an unmount record
+	Records      int        // valid records walked
+	Transactions int        // transactions replayed
+	Dropped      int        // transactions without a COMMIT: not replayed
+	TornLSN      logbuf.LSN // non-zero: the head was cut here (a torn write)
+	DroppedLater int        // valid records after the torn one, dropped with it
+	Orphans      int        // unlinked inodes freed (open when the log ended)
+}
+
+// FS is a mounted store: the live model plus the log.
+type FS struct {
+	dir      string
+	sb       *Superblock
+	opts     Options
+	dataDir  string
+	maxTxn   int // largest write region one transaction carries
+	recovery Recovery
+
+	mu    sync.RWMutex // the model; held for writing while a transaction commits
+	model *Model
+	x     *xlog
+
+	// What a checkpoint writes: the model as of the newest durable record.
+	shadowMu sync.Mutex
+	shadow   *Model
+	bound    boundary
+
+	statesMu sync.Mutex
+	states   map[Ino]*inodeState
+
+	dirtyMu sync.Mutex
+	dirty   map[Ino]bool // data files written since the last checkpoint
+
+	freedMu sync.Mutex
+	freed   []freedInode // data files to delete once the free is durable
+
+	ckptMu   sync.Mutex // one checkpoint at a time
+	ckptSeq  uint64
+	ckptReq  chan struct{}
+	ckptStop chan struct{}
+	ckptDone chan struct{}
+	ckpts    atomic.Uint64
+
+	fsyncs    atomic.Uint64
+	fsyncHist [histBuckets]atomic.Uint64
+	closed    atomic.Bool
+}
+
+// inodeState is what the filesystem keeps per inode besides metadata: the
+// open count, the data file, and the LSNs a fsync must force.
+type inodeState struct {
+	mu        sync.Mutex // orders data-file I/O with the transactions describing it
+	opens     int
+	file      *os.File
+	newFile   bool       // data file created since the data directory was last synced
+	dataDirty bool       // data file written since the last fdatasync
+	lsn       logbuf.LSN // newest transaction touching the inode
+	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data)
+}
+
+type freedInode struct {
+	ino Ino
+	lsn logbuf.LSN
+}
+
+// Open mounts the store in dir: it loads the checkpoint, recovers the log
+// (replaying committed transactions, cutting a torn tail, refusing
+// corruption), writes a fresh checkpoint, and starts the log.
+func Open(dir string, opts Options) (*FS, error) {
+	sb, err := ReadSuperblock(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := ReadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Impl.Update == nil {
+		opts.Impl = cksum.Best()
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "xlogfs: "+f+"\n", a...) }
+	}
+	if err := chooseGeometry(sb, &opts); err != nil {
+		return nil, err
+	}
+	dev := opts.Device
+	if dev == nil {
+		if dev, err = OpenFileDevice(filepath.Join(dir, logName)); err != nil {
+			return nil, err
+		}
+	}
+	fs, err := open(dir, sb, ck, dev, opts)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	return fs, nil
+}
+
+// chooseGeometry settles logbsize and logbufs: the user's choice if the log
+// has room for it (an error if not), else the largest that fits.
+func chooseGeometry(sb *Superblock, o *Options) error {
+	bsizeSet, bufsSet := o.LogBSize != 0, o.LogBufs != 0
+	if !bsizeSet {
+		o.LogBSize = sb.LogBSize
+	}
+	if err := logbuf.CheckLogBSize(o.LogBSize); err != nil {
+		return err
+	}
+	if !bufsSet {
+		o.LogBufs = logbuf.MaxLogBufs
+		for o.LogBufs > logbuf.MinLogBufs && !logFits(sb.LogSize, o.LogBufs, o.LogBSize) {
+			o.LogBufs--
+		}
+	}
+	if o.LogBufs < logbuf.MinLogBufs || o.LogBufs > logbuf.MaxLogBufs {
+		return fmt.Errorf("logbufs %d: must be from %d to %d", o.LogBufs, logbuf.MinLogBufs, logbuf.MaxLogBufs)
+	}
+	if !logFits(sb.LogSize, o.LogBufs, o.LogBSize) {
+		return fmt.Errorf("the %d KiB log is too small for %d log buffers of %d KiB (it must hold 4 × (logbufs+1) × logbsize); "+
+			"choose a smaller --logbsize or --logbufs, or mkfs a larger --log-size", sb.LogSize>>10, o.LogBufs, o.LogBSize>>10)
+	}
+	return nil
+}
+
+func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) (*FS, error) {
+	if dev.Size() != sb.LogSize {
+		return nil, fmt.Errorf("%s: log is %d bytes, superblock says %d", filepath.Join(dir, logName), dev.Size(), sb.LogSize)
+	}
+	fs := &FS{
+		dir: dir, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
+		model: ck.Model, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
+		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
+	}
+	// A transaction may carry at most an eighth of the log, so that the
+	// tail can always move past a finished one while another waits.
+	fs.maxTxn = min(1<<20, int(sb.LogSize/8))
+	if err := os.MkdirAll(fs.dataDir, 0o755); err != nil {
+		return nil, err
+	}
+
+	img := make([]byte, sb.LogSize)
+	if _, err := dev.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading the log: %w", err)
+	}
+	scan := scanLog(img, ck)
+	if err := scan.corruption(); err != nil {
+		return nil, err
+	}
+	rep, err := replay(scan, ck.LastTID, fs.replayOp)
+	if err != nil {
+		return nil, err
+	}
+	fs.recovery = Recovery{Clean: scan.clean, Records: len(scan.records), Transactions: rep.transactions, Dropped: rep.dropped}
+	if scan.kind == scanTorn {
+		fs.recovery.TornLSN = scan.stop.LSN()
+		fs.recovery.DroppedLater = len(scan.later)
+		opts.Logf("torn write detected at log LSN %v (offset %d): %v; log head cut there (%d later in-flight records dropped, %d incomplete transactions not replayed)",
+			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, len(scan.later), rep.dropped)
+	}
+	fs.recovery.Orphans = len(fs.model.DropOrphans())
+	if err := fs.reconcileDataFiles(); err != nil {
+		return nil, err
+	}
+
+	// The new writer starts at the head, by its own placement rule.
+	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
+	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
+	if !scan.clean {
+		// Blocks past the head may hold records that were in flight
+		// (or cut as torn); a later walk must never mistake them for new
+		// ones, so they are zeroed before anything is written
+		// (xlog_clear_stale_blocks).
+		// Only the free part of the log: the old checkpoint, still in
+		// force until the fresh one is written, needs the live part.
+		free := logBlocks - scan.live - (head.abs - scan.head.abs)
+		if err := zeroAfterHead(dev, head, min(free, stalePastHead)); err != nil {
+			return nil, err
+		}
+	}
+	fs.bound = boundary{tail: head, lastTID: rep.lastTID}
+	fs.shadow = fs.model.Clone()
+	if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
+		return nil, err
+	}
+	fs.x, err = newXlog(xlogConfig{
+		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
+		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
+		head: head, prevBlock: scan.prev, tail: head, lastTID: rep.lastTID,
+		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint,
+	})
+	if err != nil {
+		return nil, err
+	}
+	go fs.checkpointer()
+	return fs, nil
+}
+
+// stalePastHead is how many blocks past the head a mount clears: more than
+// the largest torn-write window (8 in-flight 256 KiB records and a wrap gap).
+const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
+
+// zeroAfterHead zeroes n blocks from head on (wrapping at the end of the
+// log) and syncs them.
+func zeroAfterHead(dev Device, head pos, n uint64) error {
+	logBlocks := uint64(dev.Size() / logbuf.BBSize)
+	zero := make([]byte, 256<<10)
+	b := uint64(head.block)
+	for n > 0 {
+		k := min(n, logBlocks-b, uint64(len(zero)/logbuf.BBSize))
+		if _, err := dev.WriteAt(zero[:k*logbuf.BBSize], int64(b*logbuf.BBSize)); err != nil {
+			return fmt.Errorf("clearing stale log blocks: %w", err)
+		}
+		n -= k
+		b = (b + k) % logBlocks
+	}
+	return dev.Sync()
+}
+
+// replayOp applies one replayed op to the model and, for data-journal
+// writes, to the data file.
+func (fs *FS) replayOp(op *Op) error {
+	if err := fs.model.Apply(op); err != nil {
+		return err
+	}
+	switch op.Type {
+	case OpWrite:
+		if op.Data == nil {
+			return nil
+		}
+		return fs.withDataFile(op.Ino, func(f *os.File) error {
+			_, err := f.WriteAt(op.Data, op.Off)
+			return err
+		})
+	case OpSetattr:
+		if op.Mask&SetSize != 0 && fs.opts.Journal == JournalData {
+			return fs.withDataFile(op.Ino, func(f *os.File) error { return f.Truncate(op.Size) })
+		}
+	case OpFallocate:
+		if fs.opts.Journal == JournalData {
+			return fs.withDataFile(op.Ino, func(f *os.File) error {
+				return unix.Fallocate(int(f.Fd()), op.Mode, op.Off, op.Len)
+			})
+		}
+	}
+	return nil
+}
+
+func (fs *FS) dataPath(ino Ino) string {
+	return filepath.Join(fs.dataDir, strconv.FormatUint(uint64(ino), 10))
+}
+
+func (fs *FS) withDataFile(ino Ino, f func(*os.File) error) error {
+	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// reconcileDataFiles deletes data files of inodes that no longer exist and
+// sets each remaining one to its recovered size, then syncs them.
+func (fs *FS) reconcileDataFiles() error {
+	ents, err := os.ReadDir(fs.dataDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		n, perr := strconv.ParseUint(e.Name(), 10, 64)
+		in := fs.model.Inodes[Ino(n)]
+		path := filepath.Join(fs.dataDir, e.Name())
+		if perr != nil || in == nil || !in.IsRegular() {
+			if err := os.RemoveAll(path); err != nil {
+				return err
+			}
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() != in.Size {
+			if err := os.Truncate(path, in.Size); err != nil {
+				return err
+			}
+		}
+	}
+	return syncDir(fs.dataDir)
+}
+
+// Recovery reports what mounting found in the log.
+func (fs *FS) Recovery() Recovery { return fs.recovery }
+
+// Superblock returns the store's superblock.
+func (fs *FS) Superblock() *Superblock { return fs.sb }
+
+// Options returns the options in effect (with defaults filled in).
+func (fs *FS) Options() Options { return fs.opts }
+
+// Close checkpoints, writes the unmount record and stops the log: the next
+// mount finds a clean log and replays nothing.
+func (fs *FS) Close() error {
+	if fs.closed.Swap(true) {
+		return nil
+	}
+	close(fs.ckptStop)
+	<-fs.ckptDone
+	fs.mu.Lock() // no transaction from here on
+	defer fs.mu.Unlock()
+	err := fs.checkpoint(true)
+	if err == nil {
+		err = fs.x.writeUnmount()
+	}
+	fs.x.stop()
+	fs.closeFiles()
+	if cerr := fs.x.dev.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Abandon stops the filesystem as a crash would: no checkpoint, no
+// unmount record, nothing synced. For tests and for giving up after a
+// failed log write.
+func (fs *FS) Abandon() {
+	if fs.closed.Swap(true) {
+		return
+	}
+	close(fs.ckptStop)
+	<-fs.ckptDone
+	fs.x.stop()
+	fs.closeFiles()
+	fs.x.dev.Close()
+}
+
+func (fs *FS) closeFiles() {
+	fs.statesMu.Lock()
+	defer fs.statesMu.Unlock()
+	for _, st := range fs.states {
+		if st.file != nil {
+			st.file.Close()
+			st.file = nil
+		}
+	}
+}
+
+// errno maps an internal error to what the caller reports: errnos pass
+// through, anything else (a failed log or data file) is EIO.
+func errno(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EIO
+}
+
+// state returns the per-inode state, creating it.
+func (fs *FS) state(ino Ino) *inodeState {
+	fs.statesMu.Lock()
+	defer fs.statesMu.Unlock()
+	st := fs.states[ino]
+	if st == nil {
+		st = &inodeState{}
+		fs.states[ino] = st
+	}
+	return st
+}
+
+// commit validates op against the model, applies it and copies it into
+// the log, all under the model lock so that the log order is the order of
+// the model's changes. It returns the LSN to force for the op to be durable.
+// The caller holds fs.mu for writing.
+func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
+	if fs.closed.Load() {
+		return 0, syscall.EIO
+	}
+	var oldSize int64 = -1
+	if in := fs.model.Inodes[op.Ino]; in != nil {
+		oldSize = in.Size
+	}
+	if err := fs.model.Apply(op); err != nil {
+		return 0, err
+	}
+	region := op.Encode(make([]byte, 0, op.EncodedLen()))
+	kept := *op
+	kept.Data = nil // the shadow needs the metadata only; the caller owns Data
+	lsn, err := fs.x.commit(region, &kept)
+	if err != nil {
+		return 0, err
+	}
+	// Record what fsync and fdatasync of the inodes involved must force.
+	for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {
+		if ino == 0 {
+			continue
+		}
+		st := fs.state(ino)
+		st.lsn = lsn
+		if ino == op.Ino {
+			in := fs.model.Inodes[ino]
+			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil {
+				st.dataLSN = lsn
+			}
+		}
+	}
+	return lsn, nil
+}
+
+// commit takes the model lock and commits op.
+func (fs *FS) commit(op *Op) (logbuf.LSN, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.commitLocked(op)
+}
+
+// onDurable runs in the log writer after a sync: the shadow model catches
+// up with the transactions now durable, and the checkpoint boundary moves.
+func (fs *FS) onDurable(recs []*iclog) {
+	fs.shadowMu.Lock()
+	defer fs.shadowMu.Unlock()
+	for _, ic := range recs {
+		for _, t := range ic.txns {
+			if err := fs.shadow.Apply(t.op); err != nil {
+				// The live model accepted it; the same ops in the same
+				// order cannot fail here unless memory is corrupt.
+				panic(fmt.Sprintf("journal: shadow model rejected tid %#x %s: %v", t.tid, t.op, err))
+			}
+		}
+		fs.bound = ic.bound
+	}
+}
+
+func (fs *FS) requestCheckpoint() {
+	select {
+	case fs.ckptReq <- struct{}{}:
+	default:
+	}
+}
+
+func (fs *FS) checkpointer() {
+	defer close(fs.ckptDone)
+	t := time.NewTicker(fs.opts.CheckpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-fs.ckptStop:
+			return
+		case <-t.C:
+		case <-fs.ckptReq:
+		}
+		if err := fs.checkpoint(false); err != nil {
+			fs.opts.Logf("checkpoint failed: %v", err)
+			fs.x.fail(err)
+			return
+		}
+	}
+}
+
+// checkpoint writes the model as of the newest durable record and moves
+// the log tail to it (DESIGN §3). final (unmount) first forces everything.
+// The order keeps the write-ahead rule: records durable, then the shadow's
+// state and boundary taken together, then data files synced (every write
+// the state includes was made to its data file before it committed), then
+// the checkpoint file, and only then the tail.
+func (fs *FS) checkpoint(final bool) error {
+	fs.ckptMu.Lock()
+	defer fs.ckptMu.Unlock()
+	var err error
+	if final {
+		err = fs.x.forceAll()
+	} else {
+		_, err = fs.x.syncSwitched()
+	}
+	if err != nil {
+		return err
+	}
+	fs.shadowMu.Lock()
+	m, b := fs.shadow.Clone(), fs.bound
+	fs.shadowMu.Unlock()
+	if err := fs.syncDataFiles(); err != nil {
+		return err
+	}
+	if err := fs.writeCheckpointFile(m, b); err != nil {
+		return err
+	}
+	fs.x.moveTail(b.tail)
+	fs.ckpts.Add(1)
+	return fs.reapFreed()
+}
+
+func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
+	fs.ckptSeq++
+	return writeCheckpoint(fs.dir, &Checkpoint{
+		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
+		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
+	})
+}
+
+// syncDataFiles makes every data file written since the last checkpoint
+// durable, and the data directory (new files' names).
+func (fs *FS) syncDataFiles() error {
+	fs.dirtyMu.Lock()
+	dirty := fs.dirty
+	fs.dirty = map[Ino]bool{}
+	fs.dirtyMu.Unlock()
+	for _, ino := range slices.Sorted(maps.Keys(dirty)) {
+		err := fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		if err != nil {
+			return fmt.Errorf("syncing data of inode %d: %w", ino, err)
+		}
+	}
+	return syncDir(fs.dataDir)
+}
+
+func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
+	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // freed since
+	}
+	if err != nil {
+		return err
+	}
+	err = f(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (fs *FS) markDirty(ino Ino) {
+	fs.dirtyMu.Lock()
+	fs.dirty[ino] = true
+	fs.dirtyMu.Unlock()
+}
+
+// reapFreed deletes the data files of freed inodes whose free is durable.
+func (fs *FS) reapFreed() error {
+	_, _, _, durable := fs.x.snapshotStats()
+	fs.freedMu.Lock()
+	var keep, gone []freedInode
+	for _, f := range fs.freed {
+		if f.lsn <= durable {
+			gone = append(gone, f)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	fs.freed = keep
+	fs.freedMu.Unlock()
+	for _, f := range gone {
+		if err := os.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

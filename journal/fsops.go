@@ -1,0 +1,579 @@
+package journal
+
+import (
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/xlogfs/xlogfs/logbuf"
+	"golang.org/x/sys/unix"
+)
+
+// Attr is what stat(2) reports about an inode.
+type Attr struct {
+	Ino                 Ino
+	Mode                uint32
+	Nlink               uint32
+	UID, GID            uint32
+	Size                int64
+	Rdev                uint32
+	Atime, Mtime, Ctime int64 // ns since the epoch
+}
+
+func attrOf(in *Inode) Attr {
+	return Attr{Ino: in.Ino, Mode: in.Mode, Nlink: in.Nlink, UID: in.UID, GID: in.GID, Size: in.Size,
+		Rdev: in.Rdev, Atime: in.Atime, Mtime: in.Mtime, Ctime: in.Ctime}
+}
+
+// DirEntry is one directory entry.
+type DirEntry struct {
+	Name string
+	Ino  Ino
+	Mode uint32
+}
+
+// GetAttr returns an inode's attributes.
+func (fs *FS) GetAttr(ino Ino) (Attr, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	if in == nil {
+		return Attr{}, syscall.ENOENT
+	}
+	return attrOf(in), nil
+}
+
+// Lookup finds name in directory parent.
+func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in, err := fs.model.Lookup(parent, name)
+	if err != nil {
+		return Attr{}, err
+	}
+	return attrOf(in), nil
+}
+
+// Create makes a new inode named name in parent: a regular file,
+// directory, symlink (target set) or special node, by mode's type bits.
+func (fs *FS) Create(parent Ino, name string, mode, uid, gid, rdev uint32, target string) (Attr, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	op := Op{Type: OpCreate, Parent: parent, Name: name, Ino: fs.model.NextIno, Mode: mode,
+		UID: uid, GID: gid, Rdev: rdev, Target: target, Ctime: nowNanos()}
+	if _, err := fs.commitLocked(&op); err != nil {
+		return Attr{}, errno(err)
+	}
+	return attrOf(fs.model.Inodes[op.Ino]), nil
+}
+
+// Link adds the name parent/name for ino.
+func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	op := Op{Type: OpLink, Ino: ino, Parent: parent, Name: name, Ctime: nowNanos()}
+	if _, err := fs.commitLocked(&op); err != nil {
+		return Attr{}, errno(err)
+	}
+	return attrOf(fs.model.Inodes[ino]), nil
+}
+
+// Unlink removes parent/name, which is not a directory. An inode losing
+// its last link is freed now unless it is open; then its last Release
+// frees it.
+func (fs *FS) Unlink(parent Ino, name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	in, err := fs.model.Lookup(parent, name)
+	if err != nil {
+		return err
+	}
+	op := Op{Type: OpUnlink, Parent: parent, Name: name, Ctime: nowNanos(), Free: in.Nlink == 1 && !fs.isOpen(in.Ino)}
+	return fs.commitRemoval(&op, in.Ino)
+}
+
+// Rmdir removes the empty directory parent/name.
+func (fs *FS) Rmdir(parent Ino, name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	in, err := fs.model.Lookup(parent, name)
+	if err != nil {
+		return err
+	}
+	op := Op{Type: OpRmdir, Parent: parent, Name: name, Ctime: nowNanos(), Free: true}
+	return fs.commitRemoval(&op, in.Ino)
+}
+
+// Rename moves oldParent/oldName to newParent/newName (renameat2 flags:
+// RenameNoReplace, RenameExchange).
+func (fs *FS) Rename(oldParent Ino, oldName string, newParent Ino, newName string, flags uint32) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	op := Op{Type: OpRename, Parent: oldParent, Name: oldName, NewParent: newParent, NewName: newName, Flags: flags, Ctime: nowNanos()}
+	var victim Ino
+	if flags&RenameExchange == 0 {
+		src, err := fs.model.Lookup(oldParent, oldName)
+		if err != nil {
+			return err
+		}
+		if dst, err := fs.model.Lookup(newParent, newName); err == nil && dst.Ino != src.Ino {
+			victim = dst.Ino
+			op.Free = dst.IsDir() || dst.Nlink == 1 && !fs.isOpen(dst.Ino)
+		}
+	}
+	return fs.commitRemoval(&op, victim)
+}
+
+// commitRemoval commits an op that may free ino; a freed inode's data
+// file goes once the free is durable.
+func (fs *FS) commitRemoval(op *Op, ino Ino) error {
+	lsn, err := fs.commitLocked(op)
+	if err != nil {
+		return errno(err)
+	}
+	if op.Free && ino != 0 {
+		fs.forget(ino, lsn)
+	}
+	return nil
+}
+
+// forget drops a freed inode's state and schedules its data file for
+// deletion once the free at lsn is durable.
+func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
+	fs.statesMu.Lock()
+	if st := fs.states[ino]; st != nil && st.file != nil {
+		st.file.Close()
+		st.file = nil
+	}
+	delete(fs.states, ino)
+	fs.statesMu.Unlock()
+	fs.freedMu.Lock()
+	fs.freed = append(fs.freed, freedInode{ino: ino, lsn: lsn})
+	fs.freedMu.Unlock()
+}
+
+func (fs *FS) isOpen(ino Ino) bool {
+	fs.statesMu.Lock()
+	defer fs.statesMu.Unlock()
+	st := fs.states[ino]
+	return st != nil && st.opens > 0
+}
+
+// Readlink returns a symlink's target.
+func (fs *FS) Readlink(ino Ino) (string, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	switch {
+	case in == nil:
+		return "", syscall.ENOENT
+	case in.Mode&ModeType != ModeLink:
+		return "", syscall.EINVAL
+	}
+	return in.Target, nil
+}
+
+// ReadDir lists a directory, sorted by name (without "." and "..").
+func (fs *FS) ReadDir(ino Ino) ([]DirEntry, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	d, err := fs.model.dir(ino)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DirEntry, 0, len(d.Entries))
+	for _, name := range slices.Sorted(maps.Keys(d.Entries)) {
+		e := d.Entries[name]
+		out = append(out, DirEntry{Name: name, Ino: e, Mode: fs.model.Inodes[e].Mode})
+	}
+	return out, nil
+}
+
+// Parent returns the parent of directory ino (itself for the root).
+func (fs *FS) Parent(ino Ino) (Ino, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	d, err := fs.model.dir(ino)
+	if err != nil {
+		return 0, err
+	}
+	return d.Parent, nil
+}
+
+// Open counts an open of ino: an unlinked inode lives until its last Release.
+func (fs *FS) Open(ino Ino) error {
+	fs.mu.RLock()
+	in := fs.model.Inodes[ino]
+	fs.mu.RUnlock()
+	if in == nil {
+		return syscall.ENOENT
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	st.opens++
+	st.mu.Unlock()
+	return nil
+}
+
+// Release undoes an Open. The last release of an unlinked inode frees it.
+func (fs *FS) Release(ino Ino) error {
+	st := fs.state(ino)
+	st.mu.Lock()
+	if st.opens > 0 {
+		st.opens--
+	}
+	last := st.opens == 0
+	if last && st.file != nil {
+		st.file.Close()
+		st.file = nil
+	}
+	st.mu.Unlock()
+	if !last {
+		return nil
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	in := fs.model.Inodes[ino]
+	if in == nil || in.Nlink > 0 || fs.isOpen(ino) {
+		return nil
+	}
+	op := Op{Type: OpFree, Ino: ino}
+	lsn, err := fs.commitLocked(&op)
+	if err != nil {
+		return errno(err)
+	}
+	fs.forget(ino, lsn)
+	return nil
+}
+
+// dataFile returns the open data file of a regular file, opening (and
+// creating) it as needed. The caller holds st.mu.
+func (fs *FS) dataFile(ino Ino, st *inodeState) (*os.File, error) {
+	if st.file != nil {
+		return st.file, nil
+	}
+	f, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = os.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		st.newFile = err == nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.file = f
+	return f, nil
+}
+
+// doneWithFile closes the data file again if nobody has the inode open.
+func (st *inodeState) doneWithFile() {
+	if st.opens == 0 && st.file != nil {
+		st.file.Close()
+		st.file = nil
+	}
+}
+
+// regular returns ino's inode if it is a regular file.
+func (fs *FS) regular(ino Ino) (*Inode, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	switch {
+	case in == nil:
+		return nil, syscall.ENOENT
+	case in.IsDir():
+		return nil, syscall.EISDIR
+	case !in.IsRegular():
+		return nil, syscall.EINVAL
+	}
+	return in, nil
+}
+
+func (fs *FS) size(ino Ino) int64 {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	if in := fs.model.Inodes[ino]; in != nil {
+		return in.Size
+	}
+	return 0
+}
+
+// Read reads from a regular file at off. Bytes past the data file's end
+// but inside the file's size (a file extended by truncate) read as zeros.
+func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	if _, err := fs.regular(ino); err != nil {
+		return 0, err
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	f, err := fs.dataFile(ino, st)
+	size := fs.size(ino)
+	if err == nil && off < size {
+		n := int(min(int64(len(p)), size-off))
+		var got int
+		got, err = f.ReadAt(p[:n], off)
+		if errors.Is(err, io.EOF) || err == nil {
+			clear(p[got:n])
+			err = nil
+		}
+		st.doneWithFile()
+		st.mu.Unlock()
+		return n, errno(err)
+	}
+	st.doneWithFile()
+	st.mu.Unlock()
+	return 0, errno(err)
+}
+
+// Write writes p at off. The bytes go to the data file first, then the
+// transaction describing the write is committed — with the bytes too in
+// data-journal mode, split into transactions of at most maxTxn bytes. The
+// inode's lock keeps data-file order and log order the same.
+func (fs *FS) Write(ino Ino, p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) < off {
+		return 0, syscall.EINVAL
+	}
+	if _, err := fs.regular(ino); err != nil {
+		return 0, err
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	defer st.doneWithFile()
+	f, err := fs.dataFile(ino, st)
+	if err != nil {
+		return 0, errno(err)
+	}
+	chunk := len(p)
+	if fs.opts.Journal == JournalData {
+		chunk = fs.maxTxn
+	}
+	done := 0
+	for done < len(p) || len(p) == 0 {
+		piece := p[done:min(len(p), done+chunk)]
+		n, werr := f.WriteAt(piece, off+int64(done))
+		fs.markDirty(ino)
+		st.dataDirty = true
+		if n > 0 || len(p) == 0 {
+			op := Op{Type: OpWrite, Ino: ino, Off: off + int64(done), Len: int64(n), Ctime: nowNanos()}
+			if fs.opts.Journal == JournalData {
+				op.Data = piece[:n]
+			}
+			if _, err := fs.commit(&op); err != nil {
+				return done, errno(err)
+			}
+		}
+		done += n
+		if werr != nil {
+			return done, errno(werr)
+		}
+		if len(p) == 0 {
+			break
+		}
+	}
+	return done, nil
+}
+
+// SetAttrIn says which attributes SetAttr changes (Mask) and to what.
+type SetAttrIn struct {
+	Mask         uint32 // SetMode, SetUID, SetGID, SetSize, SetAtime, SetMtime
+	Mode         uint32
+	UID, GID     uint32
+	Size         int64
+	Atime, Mtime int64
+}
+
+// SetAttr changes attributes; SetSize truncates or extends a regular file.
+func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
+	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
+		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
+	if in.Mask&SetSize == 0 {
+		if _, err := fs.commit(&op); err != nil {
+			return Attr{}, errno(err)
+		}
+		return fs.GetAttr(ino)
+	}
+	if _, err := fs.regular(ino); err != nil {
+		return Attr{}, err
+	}
+	if in.Size < 0 {
+		return Attr{}, syscall.EINVAL
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	defer st.doneWithFile()
+	f, err := fs.dataFile(ino, st)
+	if err != nil {
+		return Attr{}, errno(err)
+	}
+	if in.Size < fs.size(ino) && fs.opts.Journal == JournalMeta {
+		// Shrinking destroys data the log cannot bring back: make the
+		// new size durable first, so a crash never recovers the old
+		// size over a data file that lost its end.
+		lsn, err := fs.commit(&op)
+		if err == nil {
+			err = fs.x.force(lsn)
+		}
+		if err == nil {
+			err = f.Truncate(in.Size)
+			fs.markDirty(ino)
+		}
+		if err != nil {
+			return Attr{}, errno(err)
+		}
+		return fs.GetAttr(ino)
+	}
+	if err := f.Truncate(in.Size); err != nil {
+		return Attr{}, errno(err)
+	}
+	fs.markDirty(ino)
+	if _, err := fs.commit(&op); err != nil {
+		return Attr{}, errno(err)
+	}
+	return fs.GetAttr(ino)
+}
+
+// Fallocate preallocates, punches a hole or zeroes a range (fallocate(2)
+// modes FallocKeepSize, FallocPunchHole, FallocZeroRange).
+func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
+	if _, err := fs.regular(ino); err != nil {
+		return err
+	}
+	if off < 0 || length <= 0 {
+		return syscall.EINVAL
+	}
+	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
+		return syscall.EOPNOTSUPP
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	defer st.doneWithFile()
+	f, err := fs.dataFile(ino, st)
+	if err != nil {
+		return errno(err)
+	}
+	if err := unix.Fallocate(int(f.Fd()), mode, off, length); err != nil {
+		return errno(err)
+	}
+	fs.markDirty(ino)
+	st.dataDirty = true
+	op := Op{Type: OpFallocate, Ino: ino, Mode: mode, Off: off, Len: length, Ctime: nowNanos()}
+	_, err = fs.commit(&op)
+	return errno(err)
+}
+
+// Fsync makes ino durable: in meta mode its data file first, then the log
+// up to the inode's newest transaction (for fdatasync, the newest one that
+// matters for reading the data back: size changes, logged bytes). Concurrent
+// fsyncs share one log force.
+func (fs *FS) Fsync(ino Ino, datasync bool) error {
+	start := time.Now()
+	defer func() { fs.recordFsync(time.Since(start)) }()
+	fs.mu.RLock()
+	in := fs.model.Inodes[ino]
+	fs.mu.RUnlock()
+	if in == nil {
+		return syscall.ENOENT
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	var err error
+	if fs.opts.Journal == JournalMeta && in.IsRegular() && st.dataDirty {
+		if st.file != nil {
+			err = unix.Fdatasync(int(st.file.Fd()))
+		} else {
+			err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		}
+		if err == nil && st.newFile {
+			err = syncDir(fs.dataDir) // the new data file's name
+			st.newFile = false
+		}
+		if err == nil {
+			st.dataDirty = false
+		}
+	}
+	st.mu.Unlock()
+	if err != nil {
+		return errno(err)
+	}
+	fs.mu.RLock()
+	lsn := st.lsn
+	if datasync {
+		lsn = st.dataLSN
+	}
+	fs.mu.RUnlock()
+	return errno(fs.x.force(lsn))
+}
+
+// Sync makes every committed transaction durable (syncfs).
+func (fs *FS) Sync() error { return errno(fs.x.forceAll()) }
+
+// GetXattr returns an extended attribute's value.
+func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	if in == nil {
+		return nil, syscall.ENOENT
+	}
+	v, ok := in.Xattrs[name]
+	if !ok {
+		return nil, syscall.ENODATA
+	}
+	return slices.Clone(v), nil
+}
+
+// ListXattr returns the names of an inode's extended attributes, sorted.
+func (fs *FS) ListXattr(ino Ino) ([]string, error) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	if in == nil {
+		return nil, syscall.ENOENT
+	}
+	return slices.Sorted(maps.Keys(in.Xattrs)), nil
+}
+
+// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace).
+func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
+	op := Op{Type: OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: nowNanos()}
+	_, err := fs.commit(&op)
+	return errno(err)
+}
+
+// RemoveXattr removes an extended attribute.
+func (fs *FS) RemoveXattr(ino Ino, name string) error {
+	op := Op{Type: OpRemovexattr, Ino: ino, Name: name, Ctime: nowNanos()}
+	_, err := fs.commit(&op)
+	return errno(err)
+}
+
+// Statfs describes the filesystem: space from the filesystem under the
+// store, inode counts from the model.
+type Statfs struct {
+	Blocks, Bfree, Bavail uint64
+	Bsize                 uint32
+	Files, Ffree          uint64
+	NameLen               uint32
+}
+
+// Statfs reports space and inode counts.
+func (fs *FS) Statfs() (Statfs, error) {
+	var s unix.Statfs_t
+	if err := unix.Statfs(fs.dataDir, &s); err != nil {
+		return Statfs{}, errno(err)
+	}
+	fs.mu.RLock()
+	n := uint64(len(fs.model.Inodes))
+	fs.mu.RUnlock()
+	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: uint32(s.Bsize),
+		Files: n + 1<<20, Ffree: 1 << 20, NameLen: MaxNameLen}, nil
+}

@@ -1,0 +1,189 @@
+package journal
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/xlogfs/xlogfs/cksum"
+)
+
+func mkfs(t testing.TB, logSize int64, logbsize int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	if _, err := Mkfs(dir, MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func quietOpts(o Options) Options {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	return o
+}
+
+func mount(t testing.TB, dir string, o Options) *FS {
+	t.Helper()
+	fs, err := Open(dir, quietOpts(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func must[T any](t testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func check(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// everyOp drives every kind of operation through fs and returns the
+// expected contents of the files it leaves.
+func everyOp(t testing.TB, fs *FS) map[string][]byte {
+	attr := must[Attr](t)
+	d := attr(fs.Create(RootIno, "dir", ModeDir|0o755, 1000, 1000, 0, ""))
+	sub := attr(fs.Create(d.Ino, "sub", ModeDir|0o700, 0, 0, 0, ""))
+	f := attr(fs.Create(d.Ino, "file", ModeReg|0o644, 1000, 100, 0, ""))
+	attr(fs.Create(RootIno, "link", ModeLink|0o777, 0, 0, 0, "dir/file"))
+	attr(fs.Create(RootIno, "fifo", ModeFIFO|0o600, 0, 0, 0, ""))
+	attr(fs.Create(RootIno, "chr", ModeChar|0o600, 0, 0, 0x0501, ""))
+	check(t, fs.Open(f.Ino))
+	must[int](t)(fs.Write(f.Ino, []byte("hello, log"), 0))
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: several records in data mode
+	must[int](t)(fs.Write(f.Ino, big, 100))
+	check(t, fs.Fsync(f.Ino, false))
+	check(t, fs.Release(f.Ino))
+	attr(fs.Link(f.Ino, sub.Ino, "hardlink"))
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetMode | SetUID | SetGID | SetAtime | SetMtime, Mode: 0o600, UID: 7, GID: 8, Atime: 1e9, Mtime: 2e9}))
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 50})) // shrink
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 4096})) // grow
+	check(t, fs.Fallocate(f.Ino, 0, 8192, 4096))
+	check(t, fs.Fallocate(f.Ino, FallocKeepSize|FallocPunchHole, 0, 5))
+	check(t, fs.SetXattr(f.Ino, "user.a", []byte("1"), 0))
+	check(t, fs.SetXattr(f.Ino, "user.b", []byte("2"), XattrCreate))
+	check(t, fs.SetXattr(f.Ino, "user.a", []byte("one"), XattrReplace))
+	check(t, fs.RemoveXattr(f.Ino, "user.b"))
+	g := attr(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Open(g.Ino))
+	must[int](t)(fs.Write(g.Ino, []byte("gee"), 0))
+	check(t, fs.Release(g.Ino))
+	check(t, fs.Rename(RootIno, "g", d.Ino, "g2", 0))
+	h := attr(fs.Create(RootIno, "h", ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Rename(RootIno, "h", RootIno, "fifo", 0)) // replaces fifo: freed
+	if err := fs.Rename(RootIno, "fifo", RootIno, "chr", RenameNoReplace); err != syscall.EEXIST {
+		t.Fatalf("rename noreplace onto existing: %v, want EEXIST", err)
+	}
+	check(t, fs.Rename(RootIno, "fifo", d.Ino, "g2", RenameExchange))
+	check(t, fs.Rename(d.Ino, "sub", RootIno, "sub-moved", 0))
+	attr(fs.Create(RootIno, "gone", ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Unlink(RootIno, "gone"))
+	attr(fs.Create(RootIno, "emptydir", ModeDir|0o755, 0, 0, 0, ""))
+	check(t, fs.Rmdir(RootIno, "emptydir"))
+	// An unlinked file that stays open, then is released: OpFree.
+	o := attr(fs.Create(RootIno, "orphan", ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Open(o.Ino))
+	check(t, fs.Unlink(RootIno, "orphan"))
+	if a, err := fs.GetAttr(o.Ino); err != nil || a.Nlink != 0 {
+		t.Fatalf("open unlinked file: %+v, %v", a, err)
+	}
+	check(t, fs.Release(o.Ino))
+	if _, err := fs.GetAttr(o.Ino); err != syscall.ENOENT {
+		t.Fatalf("released orphan still there: %v", err)
+	}
+	_ = h
+	want := map[string][]byte{}
+	// "hello, log" cut to 50 bytes, grown, fallocated to 12288, the first
+	// 5 bytes punched out.
+	fb := make([]byte, 12288)
+	copy(fb[5:], ", log")
+	want["dir/file"] = fb
+	want["fifo"] = []byte("gee") // exchanged with dir/g2
+	return want
+}
+
+func readAll(t testing.TB, fs *FS, path string) []byte {
+	t.Helper()
+	ino := RootIno
+	for _, name := range strings.Split(path, "/") {
+		a, err := fs.Lookup(ino, name)
+		if err != nil {
+			t.Fatalf("lookup %s: %v", path, err)
+		}
+		ino = a.Ino
+	}
+	a := must[Attr](t)(fs.GetAttr(ino))
+	buf := make([]byte, a.Size)
+	n := must[int](t)(fs.Read(ino, buf, 0))
+	return buf[:n]
+}
+
+func TestEveryOpSurvivesRecoveryAndUnmount(t *testing.T) {
+	for _, jm := range []JournalMode{JournalMeta, JournalData} {
+		for _, m := range cksum.Modes() {
+			t.Run(fmt.Sprintf("%s/%s", jm, m), func(t *testing.T) {
+				dir := mkfs(t, 16<<20, 0)
+				o := Options{Mode: m, Journal: jm}
+				fs := mount(t, dir, o)
+				want := everyOp(t, fs)
+				fs.mu.RLock()
+				digest := fs.model.Digest()
+				fs.mu.RUnlock()
+				check(t, fs.Sync())
+				fs.Abandon() // crash: recovery must replay everything
+
+				fs = mount(t, dir, o)
+				if r := fs.Recovery(); r.Clean || r.Transactions == 0 {
+					t.Errorf("after a crash: recovery %+v, want a replay", r)
+				}
+				if got := fs.model.Digest(); got != digest {
+					t.Fatalf("model after replay differs")
+				}
+				for p, b := range want {
+					if got := readAll(t, fs, p); !bytes.Equal(got, b) {
+						t.Errorf("%s after replay: %d bytes, want %d (first diff at %d)", p, len(got), len(b), firstDiff(got, b))
+					}
+				}
+				check(t, fs.Close())
+
+				fs = mount(t, dir, o)
+				if r := fs.Recovery(); !r.Clean || r.Transactions != 0 {
+					t.Errorf("after unmount: recovery %+v, want clean", r)
+				}
+				if got := fs.model.Digest(); got != digest {
+					t.Fatalf("model after clean remount differs")
+				}
+				for p, b := range want {
+					if got := readAll(t, fs, p); !bytes.Equal(got, b) {
+						t.Errorf("%s after remount: %d bytes, want %d", p, len(got), len(b))
+					}
+				}
+				check(t, fs.Close())
+			})
+		}
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
