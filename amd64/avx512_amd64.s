@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "fold_amd64.h"
+#include "shift_amd64.h"
 
 // 512-bit VPCLMULQDQ folding: the 128-bit fold of clmul_amd64.s done on
 // four lanes at once. On Sapphire Rapids a zmm VPCLMULQDQ issues once per
@@ -13,9 +14,11 @@
 // the up to 63 bytes that align the vector loads to 64 (Sapphire Rapids
 // pays ~20% for unaligned 64-byte loads).
 TEXT ·foldZMM(SB), NOSPLIT, $0-36
-	MOVL crc+0(FP), AX
+	MOVL crc+0(FP), DI        // added at the end (SHIFTIN)
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
+	MOVQ CX, R10
+	XORL AX, AX
 
 	// Head: BX = -SI mod 64 bytes with CRC32B/W/L, then CRC32Q.
 	MOVQ  SI, BX
@@ -54,7 +57,7 @@ aligned:
 	VMOVDQU64 64(SI), Z1
 	VMOVDQU64 128(SI), Z2
 	VMOVDQU64 192(SI), Z3
-	VMOVQ     AX, X4             // state into the first 4 bytes
+	VMOVQ     AX, X4             // the head's state into the first 4 bytes
 	VPXORQ    Z4, Z0, Z0
 	ADDQ      $256, SI
 	SUBQ      $256, CX
@@ -146,5 +149,6 @@ tail1:
 	CRC32B 0(SI), AX
 
 done:
+	SHIFTIN(DI, R10, AX, R11, R12, BX, X9, X10, kloop, kdone)
 	MOVL AX, ret+32(FP)
 	RET

@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "fold_amd64.h"
+#include "shift_amd64.h"
 
 // 128-bit PCLMULQDQ folding (SSE encoding, so it runs on any CPU with
 // PCLMULQDQ). See gf2_amd64.go for why a block H·x^64 + L, d bytes before
@@ -13,16 +14,15 @@
 // over 64 bytes and the four clmul→xor chains (latency ~5) overlap; the
 // loop is then bound by the one PCLMULQDQ per cycle: 8 bytes per cycle.
 TEXT ·foldXMM(SB), NOSPLIT, $0-36
-	MOVL crc+0(FP), AX
+	MOVL crc+0(FP), DI        // added at the end (SHIFTIN)
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
+	MOVQ CX, R10
 
 	MOVOU 0(SI), X0
 	MOVOU 16(SI), X1
 	MOVOU 32(SI), X2
 	MOVOU 48(SI), X3
-	MOVQ  AX, X4        // the incoming state is XORed into the first 4 bytes
-	PXOR  X4, X0
 	ADDQ  $64, SI
 	SUBQ  $64, CX
 	MOVOU ·kX64(SB), X8
@@ -88,5 +88,6 @@ tail1:
 	CRC32B 0(SI), AX
 
 done:
+	SHIFTINSSE(DI, R10, AX, R11, R12, BX, X9, X10, kloop, kdone)
 	MOVL AX, ret+32(FP)
 	RET

@@ -39,19 +39,22 @@ var (
 
 // Where each kernel changes method, in bytes. Measured on a Sapphire
 // Rapids class Xeon with calls chained through the CRC (each call waits for
-// the previous result, as Update(Update(crc, a), b) does), so the fixed
-// latency of each method's final reduction counts.
+// the previous result, as Update(Update(crc, a), b) does), so the latency
+// of each method's final reduction counts.
 const (
-	// Below 64 bytes one CRC32Q chain (8 bytes / 3 cycles) wins: any
-	// folding or merge costs ~20 cycles of latency at the end.
+	// Below 64 bytes one CRC32Q chain (8 bytes / 3 cycles) wins: folding
+	// and the final shift of the incoming state (SHIFTIN) cost ~20 cycles
+	// of latency at the end.
 	minFold = 64
 
-	// foldYMM beats foldXMM from 256 bytes. It stays below zmm until 1 KiB:
-	// 512-bit instructions after a pause run ~4x slowly for ~2 µs (zmm
-	// warm-up), which would make an isolated sector-sized call slower than
-	// the ymm path; at 1 KiB warm zmm is ~25% faster than ymm.
-	minYMM = 256
-	minZMM = 1024
+	// foldYMM beats foldXMM from 128 bytes. It stays below zmm until 2 KiB:
+	// Intel runs 512-bit instructions slowly for ~2 µs after a pause (zmm
+	// warm-up). Measured here, a call after 0.3 ms of scalar work took
+	// (median) 115 ns on zmm vs 73 on ymm at 512 bytes, 132 vs 65 at
+	// 1 KiB, 184 vs 124 at 2 KiB; warm, zmm wins by 2 ns at 512 bytes,
+	// 6 ns at 1 KiB, 19 ns at 2 KiB, 41 ns at 4 KiB.
+	minYMM = 128
+	minZMM = 2048
 
 	// The fused loops need a few hundred cycles to pay for their run-time
 	// shift constants and three-way merge: from 8 KiB (zmm) and 1 KiB

@@ -49,3 +49,35 @@ lloop: \
 	ANDQ      idx, n \
 	JNZ       lloop \
 ldone:
+
+// Most kernels compute the state of p from state 0 and add the incoming
+// state at the end: the state after p from crc is
+//
+//	state(0, p) ^ crc·x^(8·len(p))
+//
+// (linearity). Then only a clmul and a CRC32Q wait for the caller's crc,
+// so chained calls (Update(Update(crc, a), b)) overlap their folding
+// instead of running back to back.
+
+// SHIFTIN XORs crcin·x^(8n) mod P into acc. n, t1, t2 and tab are
+// clobbered; xa, xb are scratch; lloop and ldone are label names.
+#define SHIFTIN(crcin, n, acc, t1, t2, tab, xa, xb, lloop, ldone) \
+	XPOW8N(n, t1, t2, tab, xa, xb, lloop, ldone) \
+	VMOVQ      t1, xa \
+	VMOVQ      crcin, xb \
+	VPCLMULQDQ $0x00, xa, xb, xb \
+	VMOVQ      xb, t1 \
+	XORL       t2, t2 \
+	CRC32Q     t1, t2 \
+	XORL       t2, acc
+
+// SHIFTINSSE is SHIFTIN in legacy SSE encoding.
+#define SHIFTINSSE(crcin, n, acc, t1, t2, tab, xa, xb, lloop, ldone) \
+	XPOW8NSSE(n, t1, t2, tab, xa, xb, lloop, ldone) \
+	MOVQ      t1, xa \
+	MOVQ      crcin, xb \
+	PCLMULQDQ $0x00, xa, xb \
+	MOVQ      xb, t1 \
+	XORL      t2, t2 \
+	CRC32Q    t1, t2 \
+	XORL      t2, acc

@@ -1,5 +1,6 @@
 #include "textflag.h"
 #include "fold_amd64.h"
+#include "shift_amd64.h"
 
 // 256-bit VPCLMULQDQ folding for medium inputs: twice the bytes per
 // instruction of the 128-bit fold, without 512-bit instructions, so no
@@ -9,9 +10,10 @@
 // func foldYMM(crc uint32, p []byte) uint32
 // Raw state in and out; len(p) >= 128.
 TEXT ·foldYMM(SB), NOSPLIT, $0-36
-	MOVL crc+0(FP), AX
+	MOVL crc+0(FP), DI        // added at the end (SHIFTIN)
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
+	MOVQ CX, R10
 
 	// Four accumulators, every fourth 32-byte block each: 128 bytes per
 	// round, 8 VPCLMULQDQ.
@@ -19,8 +21,6 @@ TEXT ·foldYMM(SB), NOSPLIT, $0-36
 	VMOVDQU 32(SI), Y1
 	VMOVDQU 64(SI), Y2
 	VMOVDQU 96(SI), Y3
-	VMOVQ   AX, X4            // incoming state into the first 4 bytes
-	VPXOR   Y4, Y0, Y0
 	ADDQ    $128, SI
 	SUBQ    $128, CX
 	VBROADCASTI128 ·kX128(SB), Y8
@@ -100,5 +100,6 @@ tail1:
 	CRC32B 0(SI), AX
 
 done:
+	SHIFTIN(DI, R10, AX, R11, R12, BX, X9, X10, kloop, kdone)
 	MOVL AX, ret+32(FP)
 	RET
