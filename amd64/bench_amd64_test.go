@@ -33,7 +33,7 @@ func BenchmarkKernel(b *testing.B) {
 	for _, n := range benchSizes {
 		buf := make([]byte, n)
 		for _, k := range benchKernels() {
-			b.Run(fmt.Sprintf("%d/%s", n, k.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("n=%d/kernel=%s", n, k.name), func(b *testing.B) {
 				b.SetBytes(int64(n))
 				var crc uint32
 				for b.Loop() {
@@ -54,7 +54,7 @@ func BenchmarkShortAfterLong(b *testing.B) {
 	for _, n := range []int{64, 512} {
 		short := make([]byte, n)
 		for _, k := range benchKernels() {
-			b.Run(fmt.Sprintf("%d/%s", n, k.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("n=%d/kernel=%s", n, k.name), func(b *testing.B) {
 				b.SetBytes(int64(len(long) + n))
 				var crc uint32
 				var shortTimes []time.Duration
@@ -80,7 +80,7 @@ func BenchmarkPath(b *testing.B) {
 			if !pt.ok || n < pt.min {
 				continue
 			}
-			b.Run(fmt.Sprintf("%d/%s", n, pt.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("n=%d/path=%s", n, pt.name), func(b *testing.B) {
 				b.SetBytes(int64(n))
 				var crc uint32
 				for b.Loop() {

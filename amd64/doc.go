@@ -1,16 +1,20 @@
 // Package amd64 holds the amd64 CRC-32C (Castagnoli) kernels of xlogfs.
 //
 // Every kernel has the semantics of hash/crc32.Update with the Castagnoli
-// table; they differ in which instructions they use:
+// table; they differ in which instructions they use, by input length:
 //
-//   - avx512: 512-bit VPCLMULQDQ folding fused with scalar CRC32Q streams
-//     (long inputs), 256-bit VPCLMULQDQ folding (medium), CRC32Q (short).
-//   - sse42-clmul: 128-bit PCLMULQDQ folding fused with three CRC32Q
-//     streams, for CPUs without AVX-512.
+//   - avx512 (AVX-512 with VPCLMULQDQ): one CRC32Q chain below 64 bytes,
+//     128-bit PCLMULQDQ folding to 128, 256-bit VPCLMULQDQ folding to
+//     2 KiB, 512-bit folding to 8 KiB, then 3 zmm accumulators fused with
+//     3 CRC32Q chains in one loop.
+//   - sse42-clmul (SSE4.2 and PCLMULQDQ): one CRC32Q chain below 64 bytes,
+//     128-bit folding to 1 KiB, then 4 xmm accumulators fused with 3 CRC32Q
+//     chains.
 //
-// The file of each technique explains the algebra it relies on; gf2_amd64.go
-// has the common ground (polynomials mod P, how carry-less multiplies shift
-// a CRC, where the constants come from).
+// gf2_amd64.go has the algebra all of them rely on (polynomials mod P, how
+// carry-less multiplies and CRC32Q shift a CRC, where the constants come
+// from); each assembly file explains its own technique: scalar_amd64.s,
+// xmm_amd64.s, ymm_amd64.s, zmm_amd64.s, fusion_amd64.s, shift_amd64.s.
 //
 // On other architectures, and on CPUs without SSE4.2 and PCLMULQDQ, Kernels
 // returns nil.

@@ -9,7 +9,7 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func scalar(crc uint32, p []byte) uint32
 
-// foldXMM is 128-bit PCLMULQDQ folding (clmul_amd64.s); len(p) >= 64.
+// foldXMM is 128-bit PCLMULQDQ folding (xmm_amd64.s); len(p) >= 64.
 //
 //go:noescape
 func foldXMM(crc uint32, p []byte) uint32
@@ -19,7 +19,7 @@ func foldXMM(crc uint32, p []byte) uint32
 //go:noescape
 func foldYMM(crc uint32, p []byte) uint32
 
-// foldZMM is 512-bit VPCLMULQDQ folding (avx512_amd64.s); len(p) >= 320.
+// foldZMM is 512-bit VPCLMULQDQ folding (zmm_amd64.s); len(p) >= 320.
 //
 //go:noescape
 func foldZMM(crc uint32, p []byte) uint32
@@ -34,7 +34,8 @@ func shift(crc uint32, n uint64) uint32
 // the zmm state (XCR0 opmask, ZMM_Hi256 and Hi16_ZMM bits).
 var (
 	hasCLMUL  = cpu.X86.HasSSE42 && cpu.X86.HasPCLMULQDQ
-	hasAVX512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VPCLMULQDQ
+	hasAVX512 = hasCLMUL && cpu.X86.HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL &&
+		cpu.X86.HasAVX512VPCLMULQDQ
 )
 
 // Where each kernel changes method, in bytes. Measured on a Sapphire

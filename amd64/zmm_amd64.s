@@ -2,7 +2,7 @@
 #include "fold_amd64.h"
 #include "shift_amd64.h"
 
-// 512-bit VPCLMULQDQ folding: the 128-bit fold of clmul_amd64.s done on
+// 512-bit VPCLMULQDQ folding: the 128-bit fold of xmm_amd64.s done on
 // four lanes at once. On Sapphire Rapids a zmm VPCLMULQDQ issues once per
 // cycle on port 5, so one zmm accumulator folds 64 bytes in 2 cycles and
 // four independent accumulators (latency of clmul→ternlog ≈ 4) keep port 5
