@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 	"math/bits"
 	"math/rand/v2"
@@ -116,5 +117,54 @@ func TestShift(t *testing.T) {
 		if got, want := shift(rawCRC(a), uint64(len(b)))^rawCRC(b), rawCRC(append(a, b...)); got != want {
 			t.Fatalf("merge of %d+%d bytes = %#x, want %#x", len(a), len(b), got, want)
 		}
+	}
+}
+
+// clmul is PCLMULQDQ in Go: the 128-bit carry-less product of a and b.
+func clmul(a, b uint64) (lo, hi uint64) {
+	for i := range 64 {
+		if b>>i&1 != 0 {
+			lo ^= a << i
+			if i > 0 {
+				hi ^= a >> (64 - i)
+			}
+		}
+	}
+	return
+}
+
+// TestFoldConst checks the folding formula with the constants the kernels
+// load: a 16-byte block A followed by d zero bytes has the same CRC as the
+// block clmul(A.lo, k[0]) ^ clmul(A.hi, k[1]) alone, for every distance
+// the kernels fold over, including d = 0 (the identity pair).
+func TestFoldConst(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, d := range []int{0, 16, 32, 48, 64, 128, 192, 256, 1000} {
+		k := foldConst(d)
+		for range 50 {
+			var a [16]byte
+			for i := range a {
+				a[i] = byte(r.Uint32())
+			}
+			alo := binary.LittleEndian.Uint64(a[:8])
+			ahi := binary.LittleEndian.Uint64(a[8:])
+			l1, h1 := clmul(alo, k[0])
+			l2, h2 := clmul(ahi, k[1])
+			var f [16]byte
+			binary.LittleEndian.PutUint64(f[:8], l1^l2)
+			binary.LittleEndian.PutUint64(f[8:], h1^h2)
+			if got, want := rawCRC(f[:]), rawCRC(append(a[:], make([]byte, d)...)); got != want {
+				t.Fatalf("d %d: folded block CRC %#x, want %#x", d, got, want)
+			}
+		}
+	}
+	// The per-lane tables fold lane j of n to the last lane.
+	for j, want := range [][2]uint64{kX48, kX32, kX16, kX0} {
+		if got := [2]uint64(kZLanes[2*j : 2*j+2]); got != want {
+			t.Errorf("kZLanes lane %d = %x, want %x", j, got, want)
+		}
+	}
+	if kYLanes != [4]uint64{kX16[0], kX16[1], kX0[0], kX0[1]} {
+		t.Errorf("kYLanes = %x", kYLanes)
 	}
 }
