@@ -117,6 +117,10 @@ type FS struct {
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
 	closed    atomic.Bool
+
+	// afterCommit, if set (by tests), runs under the model lock after each
+	// transaction commits.
+	afterCommit func(tid uint32, op *Op)
 }
 
 // inodeState is what the filesystem keeps per inode besides metadata: the
@@ -467,10 +471,17 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	}
 	region := op.Encode(make([]byte, 0, op.EncodedLen()))
 	kept := *op
-	kept.Data = nil // the shadow needs the metadata only; the caller owns Data
+	if op.Type == OpWrite {
+		kept.Data = nil // the shadow needs no file bytes, and the caller owns them
+	} else {
+		kept.Data = slices.Clone(op.Data)
+	}
 	lsn, err := fs.x.commit(region, &kept)
 	if err != nil {
 		return 0, err
+	}
+	if fs.afterCommit != nil {
+		fs.afterCommit(fs.x.lastCommitted(), op)
 	}
 	// Record what fsync and fdatasync of the inodes involved must force.
 	for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {

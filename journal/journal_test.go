@@ -71,7 +71,7 @@ func everyOp(t testing.TB, fs *FS) map[string][]byte {
 	check(t, fs.Release(f.Ino))
 	attr(fs.Link(f.Ino, sub.Ino, "hardlink"))
 	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetMode | SetUID | SetGID | SetAtime | SetMtime, Mode: 0o600, UID: 7, GID: 8, Atime: 1e9, Mtime: 2e9}))
-	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 50})) // shrink
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 50}))   // shrink
 	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 4096})) // grow
 	check(t, fs.Fallocate(f.Ino, 0, 8192, 4096))
 	check(t, fs.Fallocate(f.Ino, FallocKeepSize|FallocPunchHole, 0, 5))

@@ -312,7 +312,7 @@ func (x *xlog) writer() {
 		}
 		batch := x.queue
 		x.queue = nil
-		sync := x.forceLSN > x.durable || x.syncWanted || len(x.free) == 0
+		sync := x.forceLSN > x.durable || x.syncWanted
 		forced := x.forceLSN > x.durable
 		x.syncWanted = false
 		x.mu.Unlock()
@@ -469,6 +469,13 @@ func (x *xlog) stop() {
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
+}
+
+// lastCommitted is the tid of the newest committed transaction.
+func (x *xlog) lastCommitted() uint32 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.lastTID
 }
 
 func (x *xlog) snapshotStats() (xlogStats, pos, pos, logbuf.LSN) {
