@@ -351,4 +351,3 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 		t.Errorf("the crash states did not cover torn tails, replay, wrapped logs and checkpoints: %+v", cs)
 	}
 }
-
