@@ -24,10 +24,11 @@ func foldYMM(crc uint32, p []byte) uint32
 //go:noescape
 func foldZMM(crc uint32, p []byte) uint32
 
-// xpow8n returns x^(8n-33) mod P (shift_amd64.s).
+// xpow8n returns x^(8n-33) mod P (shift_amd64.s; for tests).
 func xpow8n(n uint64) uint64
 
-// shift returns crc·x^(8n) mod P: a raw state carried over n zero bytes.
+// shift returns crc·x^(8n) mod P: a raw state carried over n zero bytes
+// (for tests).
 func shift(crc uint32, n uint64) uint32
 
 // What this CPU can run. x/sys/cpu reports AVX-512 only when the OS saves
