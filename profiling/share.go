@@ -113,7 +113,7 @@ func ReadProfile(path string) (p *profile.Profile, err error) {
 	}()
 	p, err = profile.Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("profiling: %s: not a valid profile: %w", path, err)
+		return nil, fmt.Errorf("profiling: %s: %w", path, err) // "parsing profile: ..."
 	}
 	return p, nil
 }
