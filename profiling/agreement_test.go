@@ -115,12 +115,12 @@ func TestShareAgreesWithCounters(t *testing.T) {
 			iters++
 			// Run for wantCPU of CPU time, however busy the machine, so
 			// the profile has enough samples (100 a second). The CPU
-			// clock is read rarely, as it is a system call, and the
-			// kernel preempts a thread whose time slice is up in its
-			// next system call rather than waiting for the next tick:
-			// read often, it would make the other work, where it is
-			// read, collect more than its share of the time off CPU,
-			// and so of the wall time.
+			// clock is a system call, read only every 100 ms: the kernel
+			// can preempt a thread whose time slice is spent at a system
+			// call, before the next tick, so a clock read every few
+			// iterations drew the time off CPU, and with it wall time,
+			// to the other work where it was read; under load that put
+			// the counters' share 30-80 % below the profile's.
 			el := time.Since(start)
 			if el < nextCheck {
 				continue
