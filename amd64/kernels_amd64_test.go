@@ -117,3 +117,19 @@ func TestKernels(t *testing.T) {
 		t.Error("no kernels on a CPU with SSE4.2 and PCLMULQDQ")
 	}
 }
+
+// FuzzPaths runs every routine the input is long enough for.
+func FuzzPaths(f *testing.F) {
+	f.Add(uint32(0), make([]byte, 400))
+	f.Add(uint32(1), make([]byte, 9000))
+	f.Fuzz(func(t *testing.T, c uint32, p []byte) {
+		want := rawUpdate(c, p)
+		for _, pt := range paths() {
+			if pt.ok && len(p) >= pt.min {
+				if got := pt.f(c, p); got != want {
+					t.Fatalf("%s: len %d: got %#08x, want %#08x", pt.name, len(p), got, want)
+				}
+			}
+		}
+	})
+}
