@@ -157,9 +157,14 @@ func readRecord(img []byte, p pos) (r ScannedRecord, ok bool) {
 		r.Err = fmt.Errorf("record of %d bytes runs past the end of the log", h.RecordBytes())
 		return r, true
 	}
+	// DecodeRecord unstamps in place; img stays as read.
 	rec := append([]byte(nil), b[:h.RecordBytes()]...)
-	r.Computed = logbuf.ComputeCRC(rec)
 	dec, err := logbuf.DecodeRecord(rec)
+	r.Computed = h.CRC
+	var ce *logbuf.CRCError
+	if errors.As(err, &ce) {
+		r.Computed = ce.Computed
+	}
 	if err != nil {
 		r.Err = err
 		return r, true
