@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,18 +21,25 @@ import (
 
 // TestShareAgreesWithCounters records a real CPU profile of a workload that
 // is about half checksum work and checks that the analyser's checksum share
-// agrees, within ±25 % relative, with the one cksum.Summer's counters give.
+// agrees, within ±25 % relative, with the share cksum.Summer's counters give.
 //
 // One goroutine does all the work, alternating a few records checksummed
 // with Summer.Record (under the journal's labels) and SHA-256 hashing as the
-// other work, so the profile's CPU time and the goroutine's wall time
-// describe the same single stream of work. The counters' share is
-// Stats().Nanos, the wall time inside Record, over the wall time of the
-// whole loop. Both are wall time on purpose: when the machine is busy and
-// the goroutine is descheduled, both grow alike, so their ratio stays the
-// CPU-time ratio the profile estimates; Nanos over CPU time would not. That
-// holds as long as preemption falls evenly over the work, which is why the
-// loop makes (almost) no system calls; see where it reads the CPU clock.
+// other work, so the profile's CPU time and the goroutine's time describe
+// the same single stream of work. The counters' share is Stats().Nanos over
+// the time the loop ran.
+//
+// Nanos is wall time, and wall time is CPU time only while the goroutine
+// has a CPU to itself. On a busy machine it does not, and where the time
+// off CPU falls is anything but even: a thread whose time slice is spent is
+// preempted at its next system call or Go scheduler switch, and with one
+// CPU in ten the counters were seen 30-85 % off the profile. So the loop
+// runs in windows of 20 ms, each under a pprof label of its own, and keeps
+// only the windows in which the process got at least 90 % of the wall time
+// as CPU time: their counters on one side, their samples on the other. It
+// goes on until the windows kept add up to 2.5 s (250 samples), or 8 s
+// have passed; if the machine is so busy that too few were kept, the test
+// is skipped rather than judged on noise.
 //
 // The profile's share is a sampling estimate: with n samples at share p its
 // relative error is about sqrt((1-p)/(p·n)), 6 % for p = 0.5 and n = 250,
@@ -43,12 +52,17 @@ func TestShareAgreesWithCounters(t *testing.T) {
 		hdrLen     = 8 * cksum.BlockSize // its 8 header blocks
 		perBatch   = 2                   // records per checksum batch
 		target     = 0.5                 // checksum share aimed at
+		windowLen  = 20 * time.Millisecond
+		minOnCPU   = 0.9 // of a window's wall time, for it to count
 		wantCPU    = 2500 * time.Millisecond
-		maxWall    = 8 * time.Second // stop even if the machine is that busy
+		maxWall    = 8 * time.Second
+		minSamples = 150 // below, ±25 % is less than three standard errors
 		tolerance  = 0.25
-		// Samples of the workload carry workloadKey=workloadValue, so other
-		// goroutines of the test binary (and GC) are left out.
+		// Labels: workload on all the loop's samples (so other goroutines
+		// of the test binary, and GC, are left out), window on each
+		// window's.
 		workloadKey, workloadValue = "workload", "cksum-agreement"
+		windowKey                  = "window"
 	)
 
 	rec := make([]byte, recordSize)
@@ -102,43 +116,58 @@ func TestShareAgreesWithCounters(t *testing.T) {
 		summers = append(summers, cksum.NewSummer(m, cksum.Best()))
 		labels = append(labels, pprof.Labels(profiling.LabelMode, m.String(), profiling.LabelPhase, profiling.PhaseChecksum))
 	}
-	var wall time.Duration
-	iters := 0
+	nanos := func() []uint64 {
+		var n []uint64
+		for _, s := range summers {
+			n = append(n, s.Stats().Nanos)
+		}
+		return n
+	}
+
+	// One P for the Go scheduler, so that the goroutine, when the
+	// scheduler preempts it, is picked up again by the same thread rather
+	// than handed to another that the kernel must first wake and run.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+
+	kept := map[string]bool{} // windows kept, by label value
+	var keptWall, keptCPU time.Duration
+	keptNanos := make([]uint64, len(summers))
+	windows, iters := 0, 0
+	start := time.Now()
 	pprof.Do(context.Background(), pprof.Labels(workloadKey, workloadValue), func(ctx context.Context) {
-		cpu0, haveCPU := processCPU()
-		start := time.Now()
-		var nextCheck time.Duration
-		for {
-			i := iters % len(summers)
-			pprof.Do(ctx, labels[i], func(context.Context) { checksum(summers[i]) })
-			hash(hashes)
-			iters++
-			// Run for wantCPU of CPU time, however busy the machine, so
-			// the profile has enough samples (100 a second). The CPU
-			// clock is a system call, read only every 100 ms: the kernel
-			// can preempt a thread whose time slice is spent at a system
-			// call, before the next tick, so a clock read every few
-			// iterations drew the time off CPU, and with it wall time,
-			// to the other work where it was read; under load that put
-			// the counters' share 30-80 % below the profile's.
-			el := time.Since(start)
-			if el < nextCheck {
-				continue
-			}
-			nextCheck = el + 100*time.Millisecond
-			if el >= maxWall {
-				break
-			}
-			if cpu, ok := processCPU(); haveCPU && ok {
-				if cpu-cpu0 >= wantCPU {
-					break
+		for ; keptCPU < wantCPU && time.Since(start) < maxWall; windows++ {
+			// The clocks are read between windows, outside them: were the
+			// thread preempted in the system call that reads the CPU
+			// clock, the time off CPU falls in no window.
+			cpu0, haveCPU := processCPU()
+			n0 := nanos()
+			w0 := time.Now()
+			id := strconv.Itoa(windows)
+			pprof.Do(ctx, pprof.Labels(windowKey, id), func(ctx context.Context) {
+				for time.Since(w0) < windowLen {
+					i := iters % len(summers)
+					pprof.Do(ctx, labels[i], func(context.Context) { checksum(summers[i]) })
+					hash(hashes)
+					iters++
 				}
-			} else if el >= wantCPU {
-				break
+			})
+			wall := time.Since(w0)
+			n1 := nanos()
+			cpu1, _ := processCPU()
+			if cpu := cpu1 - cpu0; !haveCPU || float64(cpu) >= minOnCPU*float64(wall) {
+				kept[id] = true
+				keptWall += wall
+				keptCPU += cpu
+				if !haveCPU {
+					keptCPU += wall
+				}
+				for i := range keptNanos {
+					keptNanos[i] += n1[i] - n0[i]
+				}
 			}
 		}
-		wall = time.Since(start)
 	})
+	elapsed := time.Since(start)
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -147,34 +176,36 @@ func TestShareAgreesWithCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.FilterSamplesByTag(func(s *profile.Sample) bool { return s.HasLabel(workloadKey, workloadValue) }, nil)
+	p.FilterSamplesByTag(func(s *profile.Sample) bool {
+		return s.HasLabel(workloadKey, workloadValue) && len(s.Label[windowKey]) == 1 && kept[s.Label[windowKey][0]]
+	}, nil)
 	share, err := profiling.Analyze(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	var nanos uint64
-	for _, s := range summers {
-		nanos += s.Stats().Nanos
+	var sum uint64
+	for _, n := range keptNanos {
+		sum += n
 	}
-	counters := float64(nanos) / float64(wall)
-	t.Logf("%d iterations of %d records (each mode in turn) + %d×1 KiB SHA-256 in %v wall; profile: %d samples, %.2f s CPU",
-		iters, perBatch, hashes, wall.Round(time.Millisecond), share.Samples, share.CPUSeconds)
+	counters := float64(sum) / float64(keptWall)
+	t.Logf("%d of %d windows of %v kept (%v of %v), %d iterations of %d records (each mode in turn) + %d×1 KiB SHA-256; profile: %d samples, %.2f s CPU",
+		len(kept), windows, windowLen, keptWall.Round(time.Millisecond), elapsed.Round(time.Millisecond), iters, perBatch, hashes, share.Samples, share.CPUSeconds)
 	t.Logf("checksum share: counters %.3f, profile stacks %.3f (%+.1f %%), profile phase=checksum %.3f (%+.1f %%)",
 		counters, share.ChecksumShare, 100*(share.ChecksumShare/counters-1), share.PhaseShare, 100*(share.PhaseShare/counters-1))
-	for _, s := range summers {
+	for i, s := range summers {
 		var prof float64
 		for _, m := range share.Modes {
 			if m.Mode == s.Mode().String() {
 				prof = m.ChecksumShare
 			}
 		}
-		t.Logf("  %-7s counters %.3f, profile %.3f", s.Mode(), float64(s.Stats().Nanos)/float64(wall), prof)
+		t.Logf("  %-7s counters %.3f, profile %.3f", s.Mode(), float64(keptNanos[i])/float64(keptWall), prof)
 	}
 
-	// Below 150 samples, ±25 % is less than three standard errors.
-	if share.Samples < 150 {
-		t.Skipf("only %d samples of the workload in %v: the machine is too busy to measure", share.Samples, wall)
+	if share.Samples < minSamples {
+		t.Skipf("only %d samples of the workload in %v of windows with the CPU to itself, in %v: the machine is too busy to measure",
+			share.Samples, keptWall.Round(time.Millisecond), elapsed.Round(time.Millisecond))
 	}
 	if rel := share.ChecksumShare/counters - 1; math.Abs(rel) > tolerance {
 		t.Errorf("profile's checksum share %.3f is %+.0f %% off the counters' %.3f (tolerance ±%.0f %%)",
@@ -187,15 +218,15 @@ func TestShareAgreesWithCounters(t *testing.T) {
 
 	// All the checksum work ran under a cksum_mode label, so the modes'
 	// checksum time adds up to the whole, mode by mode in cksum's order.
-	var sum float64
+	var modesSum float64
 	for i, m := range share.Modes {
 		if i >= len(summers) || m.Mode != summers[i].Mode().String() {
 			t.Errorf("Modes[%d] = %q, want the modes in order %v", i, m.Mode, cksum.Modes())
 		}
-		sum += m.ChecksumSeconds
+		modesSum += m.ChecksumSeconds
 	}
-	if math.Abs(sum-share.ChecksumSeconds) > 1e-9 {
-		t.Errorf("modes' checksum seconds add up to %.3f, want all %.3f", sum, share.ChecksumSeconds)
+	if math.Abs(modesSum-share.ChecksumSeconds) > 1e-9 {
+		t.Errorf("modes' checksum seconds add up to %.3f, want all %.3f", modesSum, share.ChecksumSeconds)
 	}
 }
 
