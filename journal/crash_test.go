@@ -165,6 +165,9 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
 	if err != nil {
 		t.Fatalf("seed %d: recovery failed: %v", seed, err)
 	}
+	if p := fs.model.Check(); len(p) > 0 {
+		t.Fatalf("seed %d: recovered metadata is inconsistent: %q", seed, p)
+	}
 	got := fs.model.Digest()
 	tids, ok := w.digests[got]
 	if !ok {

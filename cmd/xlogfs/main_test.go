@@ -21,27 +21,33 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// runCapture runs the CLI with args, capturing os.Stdout (commands print
-// there directly) and the stderr writer.
+// runCapture runs the CLI with args, capturing os.Stdout and os.Stderr
+// (commands and the flag package write to them directly).
 func runCapture(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	capture := func(f **os.File) (restore func() string) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := *f
+		*f = w
+		done := make(chan string)
+		go func() {
+			var b bytes.Buffer
+			b.ReadFrom(r)
+			done <- b.String()
+		}()
+		return func() string {
+			w.Close()
+			*f = old
+			return <-done
+		}
 	}
-	old := os.Stdout
-	os.Stdout = w
-	var errb bytes.Buffer
-	done := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		b.ReadFrom(r)
-		done <- b.String()
-	}()
-	code = run(args, w, &errb)
-	w.Close()
-	os.Stdout = old
-	return code, <-done, errb.String()
+	restoreOut := capture(&os.Stdout)
+	restoreErr := capture(&os.Stderr)
+	code = run(args, os.Stdout, os.Stderr)
+	return code, restoreOut(), restoreErr()
 }
 
 func TestEveryCommandHasHelp(t *testing.T) {

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/xlogfs/xlogfs/journal"
+)
+
+func init() {
+	register(command{name: "mkfs", summary: "make an empty xlogfs store in a directory", run: runMkfs})
+}
+
+func runMkfs(args []string) error {
+	fs := newFlags("mkfs", "[--log-size 64MiB] [--logbsize 256k] [--force] DIR", `
+Makes an empty filesystem in DIR: the superblock, a zeroed circular log of
+--log-size, the data directory, and an initial checkpoint holding the root
+directory. DIR may be missing or empty. A non-empty directory that is not an
+xlogfs store is always refused; an existing store only with --force.
+
+--logbsize sets the default iclog size that mounts use; by default it is the
+largest (up to 256 KiB) the log has room for.`)
+	logSize := &sizeFlag{n: journal.DefaultLogSize}
+	fs.Var(logSize, "log-size", "size of the circular log (k, m, g suffixes)")
+	logbsize := &sizeFlag{}
+	fs.Var(logbsize, "logbsize", "default iclog size, 32k to 256k, a power of two (default: the largest that suits the log)")
+	force := fs.Bool("force", false, "recreate DIR if it already is an xlogfs store (its files are lost)")
+	pos, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Force: *force})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("made xlogfs store %s: log %s, logbsize %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.UUID)
+	return nil
+}

@@ -1,0 +1,144 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/xlogfs/xlogfs/logbuf"
+)
+
+// LogReport is what a store holds, read without changing anything: for
+// xlogfs logprint and xlogfs check.
+type LogReport struct {
+	Superblock *Superblock
+	Checkpoint *Checkpoint
+	Records    []ScannedRecord // valid records from the tail, in log order
+	Bad        *ScannedRecord  // the first bad record, where the walk stopped
+	Torn       bool            // Bad is a torn write: mounting cuts the log there
+	Corrupt    error           // *CorruptionError: mounting refuses
+	Later      []ScannedRecord // valid records newer than Bad
+	Clean      bool            // the log ends with an unmount record
+	Head       logbuf.LSN      // where the next record would go
+	Replayed   int             // transactions a mount would replay
+	Dropped    int             // transactions without a COMMIT
+	ReplayErr  error           // replay onto the checkpoint failed
+	Model      *Model          // the metadata after replay
+	Problems   []string        // inconsistencies found in the replayed metadata
+}
+
+// Inspect reads a store's superblock, checkpoint and log and replays the
+// log onto a copy of the checkpoint's metadata in memory.
+func Inspect(dir string) (*LogReport, error) {
+	sb, err := ReadSuperblock(dir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &LogReport{Superblock: sb}
+	ck, err := ReadCheckpoint(dir)
+	if err != nil {
+		return rep, err
+	}
+	rep.Checkpoint = ck
+	img, err := readLog(dir, sb)
+	if err != nil {
+		return rep, err
+	}
+	s := scanLog(img, ck)
+	rep.Records, rep.Later, rep.Clean, rep.Head = s.records, s.later, s.clean, s.head.lsn()
+	if s.kind != scanEnd {
+		rep.Bad = s.stop
+	}
+	rep.Torn = s.kind == scanTorn
+	rep.Corrupt = s.corruption()
+	m := ck.Model.Clone()
+	r, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) })
+	rep.Replayed, rep.Dropped, rep.ReplayErr = r.transactions, r.dropped, err
+	m.DropOrphans()
+	rep.Model = m
+	rep.Problems = m.Check()
+	return rep, nil
+}
+
+func readLog(dir string, sb *Superblock) ([]byte, error) {
+	f, err := os.Open(filepath.Join(dir, logName))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	img := make([]byte, sb.LogSize)
+	n, err := f.ReadAt(img, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if int64(n) != sb.LogSize {
+		return nil, fmt.Errorf("%s: %d bytes, superblock says %d", f.Name(), n, sb.LogSize)
+	}
+	return img, nil
+}
+
+// Sound reports whether a mount would succeed and lose nothing that was
+// acknowledged: no corruption, replay works, the metadata is consistent.
+// A torn tail is sound: those records were never acknowledged.
+func (r *LogReport) Sound() bool {
+	return r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0
+}
+
+// Repair cuts the log at the bad record: it zeroes the bad record and
+// everything after it up to the tail, so the log ends cleanly there. The
+// transactions in the records after the cut are lost.
+func Repair(dir string, r *LogReport) error {
+	if r.Bad == nil {
+		return nil
+	}
+	dev, err := OpenFileDevice(filepath.Join(dir, logName))
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	// The walk numbered blocks from the tail's: everything from the cut
+	// round to the tail is not live.
+	logBlocks := uint64(r.Superblock.LogSize / logbuf.BBSize)
+	n := logBlocks - (r.Bad.at.abs - uint64(r.Checkpoint.TailLSN.Block()))
+	return zeroAfterHead(dev, r.Bad.at, n)
+}
+
+// Check returns the inconsistencies of a model: entries naming missing
+// inodes, wrong link counts, directories whose ".." is wrong.
+func (m *Model) Check() []string {
+	var out []string
+	links := map[Ino]uint32{}
+	subdirs := map[Ino]uint32{}
+	for _, in := range m.Inodes {
+		for name, e := range in.Entries {
+			c := m.Inodes[e]
+			if c == nil {
+				out = append(out, fmt.Sprintf("directory %d: entry %q names missing inode %d", in.Ino, name, e))
+				continue
+			}
+			links[e]++
+			if c.IsDir() {
+				subdirs[in.Ino]++
+				if c.Parent != in.Ino {
+					out = append(out, fmt.Sprintf("directory %d (%q in %d) has parent %d", e, name, in.Ino, c.Parent))
+				}
+			}
+		}
+	}
+	for ino, in := range m.Inodes {
+		switch {
+		case in.IsDir():
+			if want := 2 + subdirs[ino]; in.Nlink != want {
+				out = append(out, fmt.Sprintf("directory %d: nlink %d, want %d", ino, in.Nlink, want))
+			}
+			if ino != RootIno && links[ino] != 1 {
+				out = append(out, fmt.Sprintf("directory %d has %d names", ino, links[ino]))
+			}
+		case in.Nlink != links[ino]:
+			out = append(out, fmt.Sprintf("inode %d: nlink %d, but %d names", ino, in.Nlink, links[ino]))
+		}
+	}
+	return out
+}
