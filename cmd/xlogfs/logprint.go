@@ -228,4 +228,3 @@ func joinOps(ops []string) string {
 	}
 	return s
 }
-
