@@ -6,3 +6,5 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	golang.org/x/sys v0.50.0
 )
+
+require github.com/hanwen/go-fuse/v2 v2.12.1

@@ -247,11 +247,13 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	// The new writer starts at the head, by its own placement rule.
 	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
 	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if !scan.clean {
-		// Blocks past the head may hold records that were in flight
-		// (or cut as torn); a later walk must never mistake them for new
-		// ones, so they are zeroed before anything is written
-		// (xlog_clear_stale_blocks).
+	if len(scan.later) > 0 || scan.kind == scanTorn {
+		// Blocks past the head hold records that were in flight (or cut
+		// as torn); a later walk must never mistake them for new ones, so
+		// they are zeroed before anything is written
+		// (xlog_clear_stale_blocks). Without such records, whatever lies
+		// past the head is older than it and can never match a position
+		// the walk expects.
 		// Only the free part of the log: the old checkpoint, still in
 		// force until the fresh one is written, needs the live part.
 		free := logBlocks - scan.live - (head.abs - scan.head.abs)

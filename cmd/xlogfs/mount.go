@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"expvar"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/fusefs"
+	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/profiling"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	register(command{name: "mount", summary: "mount a store (an empty directory is made one first)", run: runMount})
+}
+
+const mountAbout = `
+Mounts the xlogfs store DIR at MOUNTPOINT. An empty (or missing) DIR is made a
+store first, as "xlogfs mkfs DIR" would. Mounting recovers the log: committed
+transactions are replayed, a torn tail is cut with a warning, corruption is
+refused.
+
+Without --foreground the command returns once the mount answers, leaving the
+daemon running; its later messages go to DIR/xlogfs.log (see --log).
+Unmount with "fusermount3 -u MOUNTPOINT" or SIGINT/SIGTERM to the daemon:
+both checkpoint and write the unmount record.`
+
+// readyFD is the descriptor a daemon reports readiness on; its parent
+// passes a pipe there and waits.
+const readyEnv = "XLOGFS_READY_FD"
+
+type mountFlags struct {
+	mode, journalMode, impl  string
+	logbsize                 *sizeFlag
+	logbufs                  int
+	pprof, cpuprofile, log   string
+	pprofAny, allowOther, fg bool
+	debug                    bool
+	ckptInterval, timeout    time.Duration
+}
+
+func runMount(args []string) error {
+	fs := newFlags("mount", "[flags] DIR MOUNTPOINT", mountAbout)
+	var f mountFlags
+	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs or sector")
+	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
+	f.logbsize = &sizeFlag{}
+	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k (default: the store's, set at mkfs)")
+	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
+	fs.StringVar(&f.impl, "cksum-impl", "auto", "crc32c implementation: auto or one of "+strings.Join(implNames(), ", "))
+	fs.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (loopback only, e.g. 127.0.0.1:6060)")
+	fs.BoolVar(&f.pprofAny, "pprof-any-addr", false, "allow --pprof on a non-loopback address")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mount's whole life to this file")
+	fs.BoolVar(&f.allowOther, "allow-other", false, "let users other than the mounter in (FUSE allow_other)")
+	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
+	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
+	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
+	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
+	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	pos, err := parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	dir, mnt := pos[0], pos[1]
+	opts, err := f.journalOptions()
+	if err != nil {
+		return err
+	}
+	if !f.fg {
+		return daemonize(args, dir, mnt)
+	}
+	return serve(dir, mnt, f, opts)
+}
+
+func implNames() []string {
+	var n []string
+	for _, im := range cksum.Impls() {
+		n = append(n, im.Name)
+	}
+	return n
+}
+
+func (f *mountFlags) journalOptions() (journal.Options, error) {
+	var o journal.Options
+	var err error
+	if o.Mode, err = cksum.ParseMode(f.mode); err != nil {
+		return o, fmt.Errorf("--cksum-mode: %v", err)
+	}
+	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
+		return o, fmt.Errorf("--journal: %v", err)
+	}
+	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
+		return o, fmt.Errorf("--cksum-impl: %v", err)
+	}
+	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
+	if f.ckptInterval <= 0 {
+		return o, fmt.Errorf("--checkpoint-interval must be positive")
+	}
+	return o, nil
+}
+
+// daemonize starts this command again in the foreground as a new session,
+// and returns when it reports the mount ready (or fails, with its reason).
+func daemonize(args []string, dir, mnt string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, append([]string{"mount", "--foreground"}, args...)...)
+	cmd.Env = append(os.Environ(), readyEnv+"=3")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	w.Close()
+	devnull.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "ready "):
+			fmt.Fprintf(os.Stderr, "xlogfs: %s mounted at %s (daemon pid %d)\n", dir, mnt, cmd.Process.Pid)
+			cmd.Process.Release()
+			return nil
+		case strings.HasPrefix(line, "error "):
+			cmd.Wait()
+			return errors.New(strings.TrimPrefix(line, "error "))
+		default:
+			fmt.Fprintln(os.Stderr, line)
+		}
+	}
+	werr := cmd.Wait()
+	return fmt.Errorf("the mount daemon exited before the mount was ready (%v)", werr)
+}
+
+// reporter sends messages to the waiting parent until the mount is ready,
+// and to stderr (the log file, for a daemon) afterwards.
+type reporter struct {
+	mu    sync.Mutex
+	ready *os.File // nil in a plain foreground mount
+}
+
+func newReporter() *reporter {
+	r := &reporter{}
+	if s := os.Getenv(readyEnv); s != "" {
+		if fd, err := strconv.Atoi(s); err == nil {
+			r.ready = os.NewFile(uintptr(fd), "ready")
+		}
+		os.Unsetenv(readyEnv)
+	}
+	return r
+}
+
+func (r *reporter) logf(format string, a ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msg := fmt.Sprintf(format, a...)
+	if r.ready != nil {
+		fmt.Fprintf(r.ready, "xlogfs: %s\n", msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+}
+
+func (r *reporter) done(err error, logPath string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ready == nil {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(r.ready, "error %v\n", err)
+	} else {
+		// From here on the daemon's messages go to its log file.
+		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
+			unix.Dup2(int(f.Fd()), 1)
+			unix.Dup2(int(f.Fd()), 2)
+			f.Close()
+		}
+		fmt.Fprintf(r.ready, "ready %d\n", os.Getpid())
+	}
+	r.ready.Close()
+	r.ready = nil
+}
+
+// serve mounts and stays until unmounted.
+func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
+	rep := newReporter()
+	logPath := f.log
+	if logPath == "" {
+		logPath = filepath.Join(dir, "xlogfs.log")
+	}
+	defer func() {
+		if rep.ready != nil {
+			rep.done(err, logPath)
+			if err != nil {
+				err = exitCode(1)
+			}
+		}
+	}()
+	if empty, err := emptyDir(dir); err != nil {
+		return err
+	} else if empty {
+		if _, err := journal.Mkfs(dir, journal.MkfsOptions{}); err != nil {
+			return err
+		}
+		rep.logf("made a new store in %s", dir)
+	}
+	if f.cpuprofile != "" {
+		stop, err := profiling.StartCPUProfile(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if perr := stop(); perr != nil && err == nil {
+				err = perr
+			}
+		}()
+	}
+	opts.Logf = rep.logf
+	start := time.Now()
+	jfs, err := journal.Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	r := jfs.Recovery()
+	switch {
+	case r.Clean:
+		rep.logf("mounted %s: clean log", dir)
+	default:
+		rep.logf("mounted %s: recovered %d records, replayed %d transactions, dropped %d incomplete, in %v",
+			dir, r.Records, r.Transactions, r.Dropped, time.Since(start).Round(time.Millisecond))
+	}
+	publishStats(jfs)
+	if f.pprof != "" {
+		srv, err := profiling.Serve(f.pprof, f.pprofAny)
+		if err != nil {
+			jfs.Close()
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer srv.Close()
+		rep.logf("pprof at %s", srv.URL())
+	}
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug})
+	if err != nil {
+		jfs.Close()
+		return fmt.Errorf("mounting at %s: %w", mnt, err)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		rep.logf("%v: unmounting %s", s, mnt)
+		if err := server.Unmount(); err != nil {
+			rep.logf("unmount %s: %v (busy? it unmounts once the last user leaves)", mnt, err)
+		}
+	}()
+	rep.done(nil, logPath)
+	server.Wait()
+	signal.Stop(sigs)
+	if err := jfs.Close(); err != nil {
+		return fmt.Errorf("unmount of %s: %w", dir, err)
+	}
+	rep.logf("unmounted %s cleanly", mnt)
+	return nil
+}
+
+func emptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
+var statsOnce sync.Once
+
+// publishStats exposes the journal's counters in expvar as "xlogfs".
+func publishStats(jfs *journal.FS) {
+	statsOnce.Do(func() {
+		expvar.Publish("xlogfs", expvar.Func(func() any { return jfs.Stats() }))
+	})
+}

@@ -1,0 +1,382 @@
+// Package fusefs serves a mounted xlogfs store over FUSE with go-fuse's fs
+// package. It holds no state of its own beyond go-fuse's inode tree: every
+// operation is a call into package journal, which owns the metadata, the
+// data files and the log. Writes go through our own handles — never kernel
+// passthrough — so the journal sees every byte.
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/xlogfs/xlogfs/journal"
+)
+
+// StatsName is the read-only file in the root that shows the journal's
+// counters (DESIGN §6). It is hidden from readdir.
+const StatsName = ".stats"
+
+// statsIno is the inode number of .stats: far above any the journal
+// allocates (they count up from 2).
+const statsIno = ^uint64(0) - 1
+
+// Options configure the mount.
+type Options struct {
+	AllowOther bool          // let other users in (needs user_allow_other for non-root)
+	Timeout    time.Duration // attribute and entry cache timeout; 0: DefaultTimeout
+	FsName     string        // shown in /proc/mounts; the store directory
+	Debug      bool          // log every FUSE request
+}
+
+// DefaultTimeout is how long the kernel may cache attributes and entries.
+// Metadata changes only through this mount, and the kernel invalidates what
+// its own operations change, so caching is safe; it saves the GETATTR and
+// LOOKUP round trips that dominate small-file workloads.
+const DefaultTimeout = time.Second
+
+// Mount serves jfs at mountpoint. It returns once the kernel has answered
+// the mount; the caller waits on the server and closes jfs afterwards.
+func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	root := &node{fsys: jfs, ino: journal.RootIno}
+	timeout := o.Timeout
+	opts := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther: o.AllowOther,
+			Name:       "xlogfs",
+			FsName:     o.FsName,
+			Options:    []string{"default_permissions"},
+			Debug:      o.Debug,
+			MaxWrite:   1 << 20,
+		},
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		RootStableAttr:  &fs.StableAttr{Ino: uint64(journal.RootIno), Mode: syscall.S_IFDIR},
+	}
+	if fi, err := os.Stat(mountpoint); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
+	}
+	return fs.Mount(mountpoint, root, opts)
+}
+
+// node is every inode of the filesystem: directory, file, symlink or
+// special node; what applies depends on the inode's type in the journal.
+type node struct {
+	fs.Inode
+	fsys *journal.FS
+	ino  journal.Ino
+}
+
+var (
+	_ fs.NodeLookuper      = (*node)(nil)
+	_ fs.NodeGetattrer     = (*node)(nil)
+	_ fs.NodeSetattrer     = (*node)(nil)
+	_ fs.NodeCreater       = (*node)(nil)
+	_ fs.NodeMkdirer       = (*node)(nil)
+	_ fs.NodeMknoder       = (*node)(nil)
+	_ fs.NodeSymlinker     = (*node)(nil)
+	_ fs.NodeLinker        = (*node)(nil)
+	_ fs.NodeUnlinker      = (*node)(nil)
+	_ fs.NodeRmdirer       = (*node)(nil)
+	_ fs.NodeRenamer       = (*node)(nil)
+	_ fs.NodeReadlinker    = (*node)(nil)
+	_ fs.NodeOpener        = (*node)(nil)
+	_ fs.NodeReaddirer     = (*node)(nil)
+	_ fs.NodeFsyncer       = (*node)(nil)
+	_ fs.NodeStatfser      = (*node)(nil)
+	_ fs.NodeGetxattrer    = (*node)(nil)
+	_ fs.NodeSetxattrer    = (*node)(nil)
+	_ fs.NodeListxattrer   = (*node)(nil)
+	_ fs.NodeRemovexattrer = (*node)(nil)
+	_ fs.NodeAllocater     = (*node)(nil)
+)
+
+// errno turns a journal error into the errno FUSE returns.
+func errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EIO
+}
+
+func fillAttr(a journal.Attr, out *fuse.Attr) {
+	out.Ino = uint64(a.Ino)
+	out.Size = uint64(a.Size)
+	out.Blocks = (uint64(a.Size) + 511) / 512
+	out.Blksize = 4096
+	out.Mode = a.Mode
+	out.Nlink = a.Nlink
+	out.Uid, out.Gid = a.UID, a.GID
+	out.Rdev = a.Rdev
+	at, mt, ct := time.Unix(0, a.Atime), time.Unix(0, a.Mtime), time.Unix(0, a.Ctime)
+	out.SetTimes(&at, &mt, &ct)
+}
+
+// child returns the go-fuse inode for a journal inode, creating it the
+// first time; go-fuse keys inodes by StableAttr.Ino, so hard links share one.
+func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
+	fillAttr(a, &out.Attr)
+	return n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+}
+
+func (n *node) isRoot() bool { return n.ino == journal.RootIno }
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.isRoot() && name == StatsName {
+		return n.statsInode(ctx, out), 0
+	}
+	a, err := n.fsys.Lookup(n.ino, name)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, a, out), 0
+}
+
+func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	a, err := n.fsys.GetAttr(n.ino)
+	if err != nil {
+		return errno(err)
+	}
+	fillAttr(a, &out.Attr)
+	return 0
+}
+
+func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	var s journal.SetAttrIn
+	if m, ok := in.GetMode(); ok {
+		s.Mask |= journal.SetMode
+		s.Mode = m
+	}
+	if uid, ok := in.GetUID(); ok {
+		s.Mask |= journal.SetUID
+		s.UID = uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		s.Mask |= journal.SetGID
+		s.GID = gid
+	}
+	if sz, ok := in.GetSize(); ok {
+		s.Mask |= journal.SetSize
+		s.Size = int64(sz)
+	}
+	if t, ok := in.GetATime(); ok {
+		s.Mask |= journal.SetAtime
+		s.Atime = t.UnixNano()
+	}
+	if t, ok := in.GetMTime(); ok {
+		s.Mask |= journal.SetMtime
+		s.Mtime = t.UnixNano()
+	}
+	a, err := n.fsys.SetAttr(n.ino, s)
+	if err != nil {
+		return errno(err)
+	}
+	fillAttr(a, &out.Attr)
+	return 0
+}
+
+// owner is who creates an inode in directory n: the caller, with the
+// directory's group when it is set-group-ID (and then a new directory
+// inherits the bit), as on every Unix filesystem.
+func (n *node) owner(ctx context.Context, mode uint32) (uint32, uint32, uint32) {
+	var uid, gid uint32
+	if c, ok := fuse.FromContext(ctx); ok {
+		uid, gid = c.Uid, c.Gid
+	}
+	if d, err := n.fsys.GetAttr(n.ino); err == nil && d.Mode&syscall.S_ISGID != 0 {
+		gid = d.GID
+		if mode&syscall.S_IFMT == syscall.S_IFDIR {
+			mode |= syscall.S_ISGID
+		}
+	}
+	return uid, gid, mode
+}
+
+// reserved refuses names the mount itself uses.
+func (n *node) reserved(name string) bool { return n.isRoot() && name == StatsName }
+
+func (n *node) create(ctx context.Context, name string, mode, rdev uint32, target string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.reserved(name) {
+		return nil, syscall.EEXIST
+	}
+	uid, gid, mode := n.owner(ctx, mode)
+	a, err := n.fsys.Create(n.ino, name, mode, uid, gid, rdev, target)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, a, out), 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	ch, e := n.create(ctx, name, mode&^syscall.S_IFMT|syscall.S_IFREG, 0, "", out)
+	if e != 0 {
+		return nil, nil, 0, e
+	}
+	cn := ch.Operations().(*node)
+	h, fflags, e := cn.open(flags)
+	if e != 0 {
+		return nil, nil, 0, e
+	}
+	return ch, h, fflags, 0
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return n.create(ctx, name, mode&^syscall.S_IFMT|syscall.S_IFDIR, 0, "", out)
+}
+
+func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return n.create(ctx, name, mode, dev, "", out)
+}
+
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if target == "" {
+		return nil, syscall.ENOENT
+	}
+	return n.create(ctx, name, syscall.S_IFLNK|0o777, 0, target, out)
+}
+
+func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	t, ok := target.(*node)
+	if !ok {
+		return nil, syscall.EPERM // .stats
+	}
+	if n.reserved(name) {
+		return nil, syscall.EEXIST
+	}
+	a, err := n.fsys.Link(t.ino, n.ino, name)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return n.child(ctx, a, out), 0
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if n.reserved(name) {
+		return syscall.EPERM
+	}
+	return errno(n.fsys.Unlink(n.ino, name))
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if n.reserved(name) {
+		return syscall.ENOTDIR
+	}
+	return errno(n.fsys.Rmdir(n.ino, name))
+}
+
+func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	if n.reserved(name) || np.reserved(newName) {
+		return syscall.EPERM
+	}
+	return errno(n.fsys.Rename(n.ino, name, np.ino, newName, flags))
+}
+
+func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	t, err := n.fsys.Readlink(n.ino)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return []byte(t), 0
+}
+
+func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	ents, err := n.fsys.ReadDir(n.ino)
+	if err != nil {
+		return nil, errno(err)
+	}
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		list = append(list, fuse.DirEntry{Name: e.Name, Ino: uint64(e.Ino), Mode: e.Mode})
+	}
+	return fs.NewListDirStream(list), 0
+}
+
+// Fsync serves fsync and fdatasync of files and directories. It never
+// returns ENOSYS: the kernel would stop sending fsyncs and report success.
+func (n *node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	return errno(n.fsys.Fsync(n.ino, flags&1 != 0)) // FUSE_FSYNC_FDATASYNC
+}
+
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	s, err := n.fsys.Statfs()
+	if err != nil {
+		return errno(err)
+	}
+	out.Blocks, out.Bfree, out.Bavail = s.Blocks, s.Bfree, s.Bavail
+	out.Files, out.Ffree = s.Files, s.Ffree
+	out.Bsize, out.Frsize, out.NameLen = s.Bsize, s.Bsize, s.NameLen
+	return 0
+}
+
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	v, err := n.fsys.GetXattr(n.ino, attr)
+	if err != nil {
+		return 0, errno(err)
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return errno(n.fsys.SetXattr(n.ino, attr, data, flags))
+}
+
+func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return errno(n.fsys.RemoveXattr(n.ino, attr))
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	names, err := n.fsys.ListXattr(n.ino)
+	if err != nil {
+		return 0, errno(err)
+	}
+	var b []byte
+	for _, s := range names {
+		b = append(append(b, s...), 0)
+	}
+	if len(dest) < len(b) {
+		return uint32(len(b)), syscall.ERANGE
+	}
+	return uint32(copy(dest, b)), 0
+}
+
+func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	return errno(n.fsys.Fallocate(n.ino, mode, int64(off), int64(size)))
+}
+
+// Open opens a regular file (other types: the kernel handles FIFOs and
+// devices itself). O_DIRECT opens bypass the page cache (FOPEN_DIRECT_IO),
+// so every read and write reaches the journal.
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return n.open(flags)
+}
+
+func (n *node) open(flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if err := n.fsys.Open(n.ino); err != nil {
+		return nil, 0, errno(err)
+	}
+	var fflags uint32
+	if flags&syscall.O_DIRECT != 0 {
+		fflags |= fuse.FOPEN_DIRECT_IO
+	}
+	return &handle{n: n}, fflags, 0
+}

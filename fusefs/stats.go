@@ -1,0 +1,70 @@
+package fusefs
+
+import (
+	"bytes"
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/xlogfs/xlogfs/journal"
+)
+
+// statsNode is the root's read-only .stats file: the journal's counters as
+// "name value" lines, taken fresh at each open.
+type statsNode struct {
+	fs.Inode
+	fsys *journal.FS
+}
+
+var (
+	_ fs.NodeGetattrer = (*statsNode)(nil)
+	_ fs.NodeOpener    = (*statsNode)(nil)
+	_ fs.NodeReader    = (*statsNode)(nil)
+)
+
+func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
+	s := &statsNode{fsys: n.fsys}
+	s.fill(&out.Attr)
+	return n.NewInode(ctx, s, fs.StableAttr{Mode: syscall.S_IFREG, Ino: statsIno})
+}
+
+func (s *statsNode) content() []byte {
+	var b bytes.Buffer
+	s.fsys.Stats().WriteTo(&b)
+	return b.Bytes()
+}
+
+func (s *statsNode) fill(out *fuse.Attr) {
+	out.Ino = statsIno
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Nlink = 1
+	out.Size = uint64(len(s.content()))
+	now := time.Now()
+	out.SetTimes(&now, &now, &now)
+}
+
+func (s *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	s.fill(&out.Attr)
+	out.SetTimeout(0) // the counters change all the time
+	return 0
+}
+
+type statsHandle struct{ data []byte }
+
+func (s *statsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES
+	}
+	// Direct I/O: the size in the attributes is only a snapshot.
+	return &statsHandle{data: s.content()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (s *statsNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h := f.(*statsHandle)
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(h.data[off:min(int64(len(h.data)), off+int64(len(dest)))]), 0
+}
