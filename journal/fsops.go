@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -484,33 +485,54 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 		return syscall.ENOENT
 	}
 	st := fs.state(ino)
-	st.mu.Lock()
-	var err error
-	if fs.opts.Journal == JournalMeta && in.IsRegular() && st.dataDirty {
-		if st.file != nil {
-			err = unix.Fdatasync(int(st.file.Fd()))
-		} else {
-			err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
-		}
-		if err == nil && st.newFile {
-			err = syncDir(fs.dataDir) // the new data file's name
-			st.newFile = false
-		}
-		if err == nil {
-			st.dataDirty = false
-		}
-	}
-	st.mu.Unlock()
-	if err != nil {
-		return errno(err)
-	}
 	fs.mu.RLock()
 	lsn := st.lsn
 	if datasync {
 		lsn = st.dataLSN
 	}
 	fs.mu.RUnlock()
-	return errno(fs.x.force(lsn))
+	// In meta mode the data file's sync and the log force are both owed
+	// before fsync returns, and neither needs the other first: run them
+	// side by side, so an fsync costs one device flush of latency, not two.
+	var dataErr error
+	var wg sync.WaitGroup
+	if fs.opts.Journal == JournalMeta && in.IsRegular() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dataErr = fs.syncData(ino, st)
+		}()
+	}
+	logErr := fs.x.force(lsn)
+	wg.Wait()
+	if dataErr != nil {
+		return errno(dataErr)
+	}
+	return errno(logErr)
+}
+
+// syncData makes a data file's written bytes, and its name in the data
+// directory if it is new, durable.
+func (fs *FS) syncData(ino Ino, st *inodeState) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.dataDirty {
+		return nil
+	}
+	var err error
+	if st.file != nil {
+		err = unix.Fdatasync(int(st.file.Fd()))
+	} else {
+		err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+	}
+	if err == nil && st.newFile {
+		err = syncDir(fs.dataDir) // the new data file's name
+		st.newFile = false
+	}
+	if err == nil {
+		st.dataDirty = false
+	}
+	return err
 }
 
 // Sync makes every committed transaction durable (syncfs).

@@ -187,3 +187,33 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+func TestFsyncHistogram(t *testing.T) {
+	// Buckets tile the line: each starts where the last ended.
+	for i := 1; i < histBuckets; i++ {
+		_, prevHi := HistBounds(i - 1)
+		lo, hi := HistBounds(i)
+		if lo != prevHi || hi <= lo {
+			t.Fatalf("bucket %d = [%d,%d), previous ends at %d", i, lo, hi, prevHi)
+		}
+		if float64(hi-lo)/float64(lo) > 0.125+1e-9 && lo >= histSub {
+			t.Fatalf("bucket %d [%d,%d) wider than 12.5%%", i, lo, hi)
+		}
+	}
+	for _, us := range []uint64{0, 1, 7, 8, 9, 15, 16, 100, 1000, 123456, 1 << 30} {
+		lo, hi := HistBounds(histBucket(us))
+		if us < lo || us >= hi {
+			t.Errorf("%d µs lands in [%d,%d)", us, lo, hi)
+		}
+	}
+	h := make([]uint64, histBuckets)
+	for us := uint64(1); us <= 1000; us++ {
+		h[histBucket(us)]++
+	}
+	if p := HistPercentile(h, 50); p < 470 || p > 530 {
+		t.Errorf("p50 of 1..1000 µs = %v", p)
+	}
+	if p := HistPercentile(h, 99); p < 940 || p > 1040 {
+		t.Errorf("p99 of 1..1000 µs = %v", p)
+	}
+}

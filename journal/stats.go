@@ -10,15 +10,63 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// histBuckets is the number of fsync latency buckets: bucket i counts
-// fsyncs that took under 2^i microseconds; the last counts the rest.
-const histBuckets = 24
+// The fsync latency histogram is log-linear, in microseconds: values under
+// 8 µs have a bucket each, and every power of two above is split into 8
+// buckets, so a bucket is at most 12.5 % wide and percentiles read from it
+// are that close.
+const (
+	histSub     = 8
+	histBuckets = histSub + 30*histSub // up to about 2^33 µs (2.4 hours)
+)
+
+// histBucket returns the bucket of a latency in microseconds.
+func histBucket(us uint64) int {
+	if us < histSub {
+		return int(us)
+	}
+	e := bits.Len64(us) - 1 // us in [2^e, 2^(e+1)), e >= 3
+	sub := int(us>>(e-3)) & (histSub - 1)
+	return min(histSub+(e-3)*histSub+sub, histBuckets-1)
+}
+
+// HistBounds returns the microseconds bucket i covers: [lo, hi).
+func HistBounds(i int) (lo, hi uint64) {
+	if i < histSub {
+		return uint64(i), uint64(i) + 1
+	}
+	e := (i-histSub)/histSub + 3
+	sub := uint64((i - histSub) % histSub)
+	lo = (histSub + sub) << (e - 3)
+	return lo, lo + 1<<(e-3)
+}
+
+// HistPercentile returns the p-th percentile (0 < p <= 100) of a
+// histogram, in microseconds: the middle of the bucket it falls in.
+func HistPercentile(h []uint64, p float64) float64 {
+	var total uint64
+	for _, c := range h {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := uint64(p/100*float64(total) + 0.5)
+	rank = max(rank, 1)
+	var seen uint64
+	for i, c := range h {
+		seen += c
+		if seen >= rank {
+			lo, hi := HistBounds(i)
+			return float64(lo+hi) / 2
+		}
+	}
+	lo, hi := HistBounds(len(h) - 1)
+	return float64(lo+hi) / 2
+}
 
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
-	us := uint64(d / time.Microsecond)
-	i := bits.Len64(us) // us < 2^i
-	fs.fsyncHist[min(i, histBuckets-1)].Add(1)
+	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
 }
 
 // Stats are the filesystem's counters, as .stats shows them.
@@ -41,7 +89,7 @@ type Stats struct {
 	IclogWaits   uint64 // commits that waited for a free iclog
 	SyncNanos    uint64 // time in log fdatasync
 	Cksum        cksum.Stats
-	FsyncHist    [histBuckets]uint64
+	FsyncHist    []uint64 // log-linear buckets, see HistBounds
 	Head, Tail   logbuf.LSN
 	Durable      logbuf.LSN
 }
@@ -58,6 +106,7 @@ func (fs *FS) Stats() Stats {
 		IclogWaits: xs.iclogWaits, SyncNanos: xs.syncNanos, Cksum: fs.x.sum.Stats(),
 		Head: head.lsn(), Tail: tail.lsn(), Durable: durable,
 	}
+	s.FsyncHist = make([]uint64, histBuckets)
 	for i := range s.FsyncHist {
 		s.FsyncHist[i] = fs.fsyncHist[i].Load()
 	}
@@ -105,14 +154,12 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)
+	p("fsync_p50_us", fmt.Sprintf("%.0f", HistPercentile(s.FsyncHist, 50)))
+	p("fsync_p99_us", fmt.Sprintf("%.0f", HistPercentile(s.FsyncHist, 99)))
 	for i, c := range s.FsyncHist {
-		if c == 0 {
-			continue
-		}
-		if i == histBuckets-1 {
-			p(fmt.Sprintf("fsync_us_ge_%d", uint64(1)<<(i-1)), c)
-		} else {
-			p(fmt.Sprintf("fsync_us_lt_%d", uint64(1)<<i), c)
+		if c != 0 {
+			lo, hi := HistBounds(i)
+			p(fmt.Sprintf("fsync_us_%d_%d", lo, hi), c)
 		}
 	}
 	return n, nil
