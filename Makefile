@@ -46,4 +46,4 @@ test-ppc64:
 	GOARCH=ppc64 QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64-static ./cksum ./ppc64
 
 bench: deps build
-	$(BIN) cksum-bench
+	$(BIN) bench
