@@ -212,9 +212,15 @@ func scale(s stat, k float64) stat { return stat{s.Median * k, s.Min * k, s.Max 
 // bar with a min–max whisker.
 func benchSVG(res *benchResults) []byte {
 	rows := res.Summary
-	const rowH, left, barW, gap = 26, 110, 420, 50
+	const rowH, left, barW, gap = 26, 150, 420, 50
 	h1 := 40 + rowH*len(rows)
-	h2 := 40 + rowH*2*len(rows)
+	nx := 0
+	for _, r := range rows {
+		if r.IsXlogfs {
+			nx++
+		}
+	}
+	h2 := 40 + rowH*2*nx
 	height := h1 + gap + h2 + 30
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+barW+140, height)
@@ -245,9 +251,9 @@ func benchSVG(res *benchResults) []byte {
 	colors := map[bool]string{true: "#4878a8", false: "#a0a0a0"}
 	for _, r := range rows {
 		tput = append(tput, svgBar{r.Target, r.MBps, colors[r.IsXlogfs]})
-		share = append(share, svgBar{r.Target + " profile", scale(r.ShareProfile, 100), "#d0703c"})
-		if r.IsXlogfs {
-			share = append(share, svgBar{r.Target + " counters", scale(r.ShareCounters, 100), "#e8b070"})
+		if r.IsXlogfs { // baselines have no checksum to share out
+			share = append(share, svgBar{r.Target + " profile", scale(r.ShareProfile, 100), "#d0703c"},
+				svgBar{r.Target + " counters", scale(r.ShareCounters, 100), "#e8b070"})
 		}
 	}
 	panel(30, "throughput, MB/s (median; line: min–max)", tput, "%.1f MB/s")
