@@ -3,10 +3,13 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
 )
@@ -216,4 +219,85 @@ func TestFsyncHistogram(t *testing.T) {
 	if p := HistPercentile(h, 99); p < 940 || p > 1040 {
 		t.Errorf("p99 of 1..1000 µs = %v", p)
 	}
+}
+
+// slowSyncDevice makes every sync take a while, as a disk flush does, so
+// forces that arrive meanwhile must share the next one.
+type slowSyncDevice struct {
+	*CrashDevice
+	delay time.Duration
+}
+
+func (d slowSyncDevice) Sync() error {
+	time.Sleep(d.delay)
+	return d.CrashDevice.Sync()
+}
+
+// groupCommit runs 16 goroutines that each write and fsync their own file
+// n times on a new store whose log device wrap makes from the log file
+// (nil: the file itself), and returns the filesystem's stats.
+func groupCommit(t testing.TB, wrap func(img []byte) Device, n int) Stats {
+	dir := mkfs(t, 16<<20, 0)
+	var o Options
+	if wrap != nil {
+		img, err := os.ReadFile(filepath.Join(dir, logName))
+		check(t, err)
+		o.Device = wrap(img)
+	}
+	fs := mount(t, dir, o)
+	defer fs.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		a, err := fs.Create(RootIno, fmt.Sprintf("w%d", g), ModeReg|0o644, 0, 0, 0, "")
+		check(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 512)
+			for i := range n {
+				if _, err := fs.Write(a.Ino, buf, int64(i)*512); err != nil {
+					errs <- err
+					return
+				}
+				if err := fs.Fsync(a.Ino, false); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return fs.Stats()
+}
+
+// TestGroupCommit: while one log sync is in progress, the fsyncs that
+// arrive wait for the next, and that one sync serves them all.
+func TestGroupCommit(t *testing.T) {
+	st := groupCommit(t, func(img []byte) Device { return slowSyncDevice{NewCrashDevice(img), 2 * time.Millisecond} }, 20)
+	if st.Fsyncs != 16*20 {
+		t.Fatalf("%d fsyncs, want %d", st.Fsyncs, 16*20)
+	}
+	// 320 fsyncs, each needing a sync: without sharing there would be 320.
+	if st.ForceSyncs*2 > st.ForceWaits {
+		t.Errorf("%d forces waited on %d syncs: group commit did not share them (want at least 2 per sync)", st.ForceWaits, st.ForceSyncs)
+	}
+	t.Logf("16 writers: %d fsyncs waited on %d log syncs, %.1f per sync", st.ForceWaits, st.ForceSyncs, st.FsyncsPerForce())
+}
+
+// BenchmarkGroupCommit reports, over a real log file, how many fsync
+// callers one log force serves with 16 goroutines doing write+fsync.
+func BenchmarkGroupCommit(b *testing.B) {
+	var st Stats
+	n := 0
+	for b.Loop() {
+		st = groupCommit(b, nil, 50)
+		n++
+	}
+	b.ReportMetric(st.FsyncsPerForce(), "fsyncs/force")
+	b.ReportMetric(float64(st.Fsyncs)/float64(max(1, st.LogForces)), "fsyncs/logsync")
 }
