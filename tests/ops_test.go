@@ -1,0 +1,783 @@
+package tests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// journalModes are the --journal modes every durability test runs in.
+var journalModes = []string{"meta", "data"}
+
+// TestOperationsSurviveRemount drives every operation dbench, MariaDB/InnoDB,
+// tar, git and cp use through the os package (and x/sys/unix where os has
+// no call), checks the results on the mount, then unmounts, mounts the store
+// afresh and checks contents and metadata again: the same tree, the same
+// stat down to inode numbers and nanosecond times, the same xattrs.
+func TestOperationsSurviveRemount(t *testing.T) {
+	for _, journal := range journalModes {
+		t.Run("journal="+journal, func(t *testing.T) {
+			t.Parallel()
+			store, mnt := newStore(t)
+			m := mountDaemon(t, store, mnt, "--journal", journal)
+			if _, err := os.Stat(filepath.Join(store, "superblock")); err != nil {
+				t.Errorf("mounting an empty directory did not make it a store: %v", err)
+			}
+			want := exerciseOperations(t, mnt)
+			want.check(t, mnt)
+			before := snapshotTree(t, mnt)
+			m.unmount(t)
+			checkStore(t, store, true)
+
+			m = m.remount(t)
+			want.check(t, mnt)
+			compareSnapshots(t, "after unmount and remount", before, snapshotTree(t, mnt))
+			m.unmount(t)
+			checkStore(t, store, true)
+		})
+	}
+}
+
+// pattern returns n reproducible pseudo-random bytes for seed.
+func pattern(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := 0; i < n; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8 && i+j < n; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// alignedBuffer returns n bytes at a 4096-byte aligned address, as O_DIRECT
+// needs.
+func alignedBuffer(n int) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	off := (align - int(uintptr(unsafe.Pointer(&b[0]))%align)) % align
+	return b[off : off+n : off+n]
+}
+
+// exerciseOperations performs the operations on the fresh mount at mnt and
+// returns the tree they must leave.
+func exerciseOperations(t *testing.T, mnt string) expectedTree {
+	want := expectedTree{}
+	p := func(rel string) string { return filepath.Join(mnt, rel) }
+	must := func(err error, what string, a ...any) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", fmt.Sprintf(what, a...), err)
+		}
+	}
+	mkdir := func(rel string, perm uint32) {
+		t.Helper()
+		must(os.Mkdir(p(rel), os.FileMode(perm)), "mkdir %s", rel)
+		want[rel] = &expectedFile{kind: unix.S_IFDIR, perm: perm &^ testUmask}
+	}
+	writeFile := func(rel string, content []byte) {
+		t.Helper()
+		f, err := os.OpenFile(p(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		must(err, "create %s", rel)
+		_, err = f.Write(content)
+		must(err, "write %s", rel)
+		must(f.Close(), "close %s", rel)
+		want[rel] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: bytes.Clone(content)}
+	}
+	readBack := func(rel string, content []byte) {
+		t.Helper()
+		got, err := os.ReadFile(p(rel))
+		must(err, "read %s", rel)
+		if !bytes.Equal(got, content) {
+			t.Fatalf("%s reads back wrong: %s", rel, describeDiff(got, content))
+		}
+	}
+
+	// Lookups of what is not there.
+	_, err := os.Stat(p("nothing"))
+	wantErrno(t, "stat of a missing name", err, unix.ENOENT)
+
+	// mkdir and rmdir, and their errors.
+	mkdir("src", 0o755)
+	mkdir("src/pkg", 0o750)
+	wantErrno(t, "mkdir of an existing name", os.Mkdir(p("src"), 0o755), unix.EEXIST)
+	must(os.Mkdir(p("gone"), 0o755), "mkdir gone")
+	must(os.WriteFile(p("gone/file"), []byte("x"), 0o644), "create gone/file")
+	wantErrno(t, "rmdir of a non-empty directory", unix.Rmdir(p("gone")), unix.ENOTEMPTY)
+	wantErrno(t, "rmdir of a file", unix.Rmdir(p("gone/file")), unix.ENOTDIR)
+	wantErrno(t, "unlink of a directory", unix.Unlink(p("gone")), unix.EISDIR)
+	must(os.Remove(p("gone/file")), "unlink gone/file")
+	must(unix.Rmdir(p("gone")), "rmdir gone")
+	_, err = os.Stat(p("gone"))
+	wantErrno(t, "stat after rmdir", err, unix.ENOENT)
+
+	// create, open, write, pwrite, read, flush and release.
+	mainGo := []byte("package main\n")
+	f, err := os.OpenFile(p("src/main.go"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	must(err, "create src/main.go")
+	_, err = f.Write(mainGo)
+	must(err, "write src/main.go")
+	_, err = f.WriteAt([]byte("PACKAGE"), 0)
+	must(err, "pwrite src/main.go")
+	copy(mainGo, "PACKAGE")
+	buf := make([]byte, 100)
+	n, err := f.ReadAt(buf, 0)
+	if err != io.EOF || !bytes.Equal(buf[:n], mainGo) {
+		t.Fatalf("pread of src/main.go: %q, %v; want %q, EOF", buf[:n], err, mainGo)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(mainGo)) {
+		t.Fatalf("fstat of src/main.go: %v, %v; want size %d", fi, err, len(mainGo))
+	}
+	must(f.Close(), "close (flush and release) src/main.go")
+	_, err = os.OpenFile(p("src/main.go"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	wantErrno(t, "O_CREAT|O_EXCL of an existing file", err, unix.EEXIST)
+	want["src/main.go"] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: mainGo}
+
+	// O_TRUNC and O_APPEND, as shells and loggers use them.
+	writeFile("src/log.txt", []byte("old contents that O_TRUNC drops"))
+	f, err = os.OpenFile(p("src/log.txt"), os.O_WRONLY|os.O_TRUNC, 0)
+	must(err, "open O_TRUNC src/log.txt")
+	must(f.Close(), "close src/log.txt")
+	for _, line := range []string{"one\n", "two\n", "three\n"} {
+		f, err = os.OpenFile(p("src/log.txt"), os.O_WRONLY|os.O_APPEND, 0)
+		must(err, "open O_APPEND src/log.txt")
+		_, err = f.WriteString(line)
+		must(err, "append to src/log.txt")
+		must(f.Close(), "close src/log.txt")
+	}
+	want["src/log.txt"].content = []byte("one\ntwo\nthree\n")
+
+	// A large file in unaligned chunks, made durable with fsync and
+	// fdatasync, read back whole and at odd offsets.
+	mkdir("data", 0o755)
+	big := pattern(1, 3<<20+123)
+	f, err = os.OpenFile(p("data/big.bin"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	must(err, "create data/big.bin")
+	for off := 0; off < len(big); off += 100_000 {
+		_, err := f.Write(big[off:min(len(big), off+100_000)])
+		must(err, "write data/big.bin at %d", off)
+	}
+	must(f.Sync(), "fsync data/big.bin")
+	must(unix.Fdatasync(int(f.Fd())), "fdatasync data/big.bin")
+	for _, off := range []int64{0, 1, 4095, 65537, int64(len(big)) - 10} {
+		got := make([]byte, 7000)
+		n, err := f.ReadAt(got, off)
+		if (err != nil && err != io.EOF) || !bytes.Equal(got[:n], big[off:min(int64(len(big)), off+7000)]) {
+			t.Fatalf("pread data/big.bin at %d: %d bytes, %v; content differs", off, n, err)
+		}
+	}
+	must(f.Close(), "close data/big.bin")
+	readBack("data/big.bin", big)
+	want["data/big.bin"] = &expectedFile{kind: unix.S_IFREG, perm: 0o600, content: big}
+
+	// truncate (by path) and ftruncate: shrink, then extend with zeros.
+	mkdir("trunc", 0o755)
+	writeFile("trunc/shrink", pattern(2, 10000))
+	must(os.Truncate(p("trunc/shrink"), 4000), "truncate trunc/shrink to 4000")
+	f, err = os.OpenFile(p("trunc/shrink"), os.O_RDWR, 0)
+	must(err, "open trunc/shrink")
+	must(f.Truncate(6000), "ftruncate trunc/shrink to 6000")
+	must(f.Close(), "close trunc/shrink")
+	want["trunc/shrink"].content = append(pattern(2, 4000), make([]byte, 2000)...)
+	readBack("trunc/shrink", want["trunc/shrink"].content)
+	writeFile("trunc/grow", nil)
+	must(os.Truncate(p("trunc/grow"), 1<<20), "truncate trunc/grow to 1 MiB")
+	f, err = os.OpenFile(p("trunc/grow"), os.O_WRONLY, 0)
+	must(err, "open trunc/grow")
+	_, err = f.WriteAt([]byte("end"), 1<<20-3)
+	must(err, "pwrite trunc/grow")
+	must(f.Close(), "close trunc/grow")
+	want["trunc/grow"].content = append(make([]byte, 1<<20-3), "end"...)
+
+	// symlinks and readlink: relative, dangling, long.
+	must(os.Symlink("main.go", p("src/link")), "symlink src/link")
+	want["src/link"] = &expectedFile{kind: unix.S_IFLNK, target: "main.go"}
+	if b, err := os.ReadFile(p("src/link")); err != nil || !bytes.Equal(b, mainGo) {
+		t.Fatalf("reading through src/link: %q, %v", b, err)
+	}
+	must(os.Symlink("/nonexistent/target", p("dangling")), "symlink dangling")
+	want["dangling"] = &expectedFile{kind: unix.S_IFLNK, target: "/nonexistent/target"}
+	_, err = os.Stat(p("dangling"))
+	wantErrno(t, "stat through a dangling symlink", err, unix.ENOENT)
+	longTarget := strings.Repeat("deep/", 200) + "file"
+	must(os.Symlink(longTarget, p("longlink")), "symlink longlink")
+	want["longlink"] = &expectedFile{kind: unix.S_IFLNK, target: longTarget}
+	wantErrno(t, "symlink over an existing name", os.Symlink("x", p("src/main.go")), unix.EEXIST)
+
+	// Hard links share the inode: a write through one name shows through
+	// the other; they share attributes and xattrs too (set below).
+	must(os.Link(p("src/main.go"), p("src/main.hardlink")), "link src/main.hardlink")
+	f, err = os.OpenFile(p("src/main.hardlink"), os.O_WRONLY|os.O_APPEND, 0)
+	must(err, "open src/main.hardlink")
+	_, err = f.WriteString("func main() {}\n")
+	must(err, "append through src/main.hardlink")
+	must(f.Close(), "close src/main.hardlink")
+	mainGo = append(mainGo, "func main() {}\n"...)
+	want["src/main.go"].content = mainGo
+	readBack("src/main.go", mainGo)
+	wantErrno(t, "link of a directory", os.Link(p("src/pkg"), p("pkglink")), unix.EPERM)
+
+	// rename: within a directory, across directories, a directory across
+	// directories, over an existing file (an open descriptor of the
+	// victim still reads it), over an empty directory; and the errors.
+	mkdir("docs", 0o755)
+	mkdir("archive", 0o755)
+	writeFile("docs/draft.txt", []byte("draft"))
+	must(os.Rename(p("docs/draft.txt"), p("docs/final.txt")), "rename docs/draft.txt docs/final.txt")
+	want.rename("docs/draft.txt", "docs/final.txt")
+	must(os.Rename(p("docs/final.txt"), p("archive/final.txt")), "rename docs/final.txt archive/final.txt")
+	want.rename("docs/final.txt", "archive/final.txt")
+	mkdir("docs/sub", 0o755)
+	writeFile("docs/sub/note", []byte("note"))
+	must(os.Rename(p("docs/sub"), p("archive/sub")), "rename docs/sub archive/sub")
+	want.rename("docs/sub", "archive/sub")
+
+	mkdir("cfg", 0o755)
+	writeFile("cfg/app.conf", []byte("old"))
+	writeFile("cfg/app.conf.tmp", []byte("new"))
+	victim, err := os.Open(p("cfg/app.conf"))
+	must(err, "open cfg/app.conf")
+	var tmpSt unix.Stat_t
+	must(unix.Stat(p("cfg/app.conf.tmp"), &tmpSt), "stat cfg/app.conf.tmp")
+	must(os.Rename(p("cfg/app.conf.tmp"), p("cfg/app.conf")), "rename cfg/app.conf.tmp over cfg/app.conf")
+	if b, err := io.ReadAll(victim); err != nil || string(b) != "old" {
+		t.Errorf("reading the replaced cfg/app.conf through a descriptor opened before the rename: %q, %v; want \"old\"", b, err)
+	}
+	var vst unix.Stat_t
+	if err := unix.Fstat(int(victim.Fd()), &vst); err != nil || vst.Nlink != 0 {
+		t.Errorf("fstat of the replaced cfg/app.conf: nlink %d, %v; want 0", vst.Nlink, err)
+	}
+	must(victim.Close(), "close the replaced cfg/app.conf")
+	var newSt unix.Stat_t
+	must(unix.Stat(p("cfg/app.conf"), &newSt), "stat cfg/app.conf")
+	if newSt.Ino != tmpSt.Ino {
+		t.Errorf("cfg/app.conf after rename: inode %d, want the renamed file's %d", newSt.Ino, tmpSt.Ino)
+	}
+	want.rename("cfg/app.conf.tmp", "cfg/app.conf")
+	mkdir("cfg/full", 0o755)
+	writeFile("cfg/full/x", []byte("x"))
+	mkdir("cfg/empty", 0o700)
+	mkdir("cfg/full2", 0o755)
+	writeFile("cfg/full2/y", []byte("y"))
+	// (os.Rename refuses any existing directory as the target with EEXIST
+	// before asking the kernel, so these go through unix.Rename.)
+	err = unix.Rename(p("cfg/full"), p("cfg/full2"))
+	if !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) {
+		t.Errorf("rename of a directory over a non-empty one: %v, want ENOTEMPTY or EEXIST", err)
+	}
+	wantErrno(t, "rename of a file over a directory", unix.Rename(p("cfg/app.conf"), p("cfg/empty")), unix.EISDIR)
+	wantErrno(t, "rename of a directory over a file", unix.Rename(p("cfg/empty"), p("cfg/app.conf")), unix.ENOTDIR)
+	wantErrno(t, "rename of a directory into itself", unix.Rename(p("cfg/full"), p("cfg/full/inside")), unix.EINVAL)
+	wantErrno(t, "rename of a missing name", unix.Rename(p("cfg/missing"), p("cfg/other")), unix.ENOENT)
+	must(unix.Rename(p("cfg/full"), p("cfg/empty")), "rename cfg/full over the empty cfg/empty")
+	want.rename("cfg/full", "cfg/empty")
+
+	// renameat2: RENAME_NOREPLACE refuses an existing target and leaves
+	// both alone; RENAME_EXCHANGE swaps two names, of any types, across
+	// directories too.
+	mkdir("x", 0o755)
+	mkdir("y", 0o755)
+	writeFile("x/one", []byte("one"))
+	writeFile("x/two", []byte("two"))
+	wantErrno(t, "RENAME_NOREPLACE onto an existing file",
+		unix.Renameat2(unix.AT_FDCWD, p("x/one"), unix.AT_FDCWD, p("x/two"), unix.RENAME_NOREPLACE), unix.EEXIST)
+	readBack("x/one", []byte("one"))
+	readBack("x/two", []byte("two"))
+	must(unix.Renameat2(unix.AT_FDCWD, p("x/one"), unix.AT_FDCWD, p("x/three"), unix.RENAME_NOREPLACE), "RENAME_NOREPLACE x/one x/three")
+	want.rename("x/one", "x/three")
+	must(unix.Renameat2(unix.AT_FDCWD, p("x/two"), unix.AT_FDCWD, p("x/three"), unix.RENAME_EXCHANGE), "RENAME_EXCHANGE x/two x/three")
+	want.exchange("x/two", "x/three")
+	readBack("x/two", []byte("one"))
+	readBack("x/three", []byte("two"))
+	mkdir("x/dir", 0o755)
+	writeFile("x/dir/inner", []byte("inner"))
+	writeFile("y/file", []byte("file"))
+	must(unix.Renameat2(unix.AT_FDCWD, p("x/dir"), unix.AT_FDCWD, p("y/file"), unix.RENAME_EXCHANGE), "RENAME_EXCHANGE x/dir y/file")
+	want.exchange("x/dir", "y/file")
+	wantErrno(t, "RENAME_EXCHANGE with a missing name",
+		unix.Renameat2(unix.AT_FDCWD, p("x/two"), unix.AT_FDCWD, p("x/missing"), unix.RENAME_EXCHANGE), unix.ENOENT)
+
+	// unlink.
+	writeFile("scratch", []byte("scratch"))
+	must(os.Remove(p("scratch")), "unlink scratch")
+	delete(want, "scratch")
+	wantErrno(t, "unlink of a missing name", unix.Unlink(p("scratch")), unix.ENOENT)
+
+	// xattrs: set, create-only, replace-only, get (with a short buffer),
+	// list and remove; values empty, binary and large; on a directory too.
+	must(unix.Setxattr(p("src/main.go"), "user.mime_type", []byte("text/x-go"), 0), "setxattr user.mime_type")
+	wantErrno(t, "setxattr XATTR_CREATE of an existing xattr",
+		unix.Setxattr(p("src/main.go"), "user.mime_type", []byte("other"), unix.XATTR_CREATE), unix.EEXIST)
+	wantErrno(t, "setxattr XATTR_REPLACE of a missing xattr",
+		unix.Setxattr(p("src/main.go"), "user.missing", []byte("v"), unix.XATTR_REPLACE), unix.ENODATA)
+	must(unix.Setxattr(p("src/main.go"), "user.mime_type", []byte("text/x-go; charset=utf-8"), unix.XATTR_REPLACE), "setxattr XATTR_REPLACE")
+	must(unix.Setxattr(p("src/main.go"), "user.empty", nil, unix.XATTR_CREATE), "setxattr user.empty")
+	binValue := make([]byte, 256)
+	for i := range binValue {
+		binValue[i] = byte(i)
+	}
+	must(unix.Setxattr(p("src/main.hardlink"), "user.binary", binValue, 0), "setxattr user.binary through the hard link")
+	must(unix.Setxattr(p("src/main.go"), "user.doomed", []byte("x"), 0), "setxattr user.doomed")
+	must(unix.Removexattr(p("src/main.go"), "user.doomed"), "removexattr user.doomed")
+	wantErrno(t, "removexattr of a missing xattr", unix.Removexattr(p("src/main.go"), "user.doomed"), unix.ENODATA)
+	_, err = unix.Getxattr(p("src/main.go"), "user.doomed", make([]byte, 10))
+	wantErrno(t, "getxattr of a removed xattr", err, unix.ENODATA)
+	_, err = unix.Getxattr(p("src/main.go"), "user.mime_type", make([]byte, 3))
+	wantErrno(t, "getxattr with a short buffer", err, unix.ERANGE)
+	mainXattrs := map[string][]byte{"user.mime_type": []byte("text/x-go; charset=utf-8"), "user.empty": {}, "user.binary": binValue}
+	want["src/main.go"].xattrs = mainXattrs
+	large := pattern(3, 8000)
+	must(unix.Setxattr(p("data/big.bin"), "user.large", large, 0), "setxattr a large value")
+	want["data/big.bin"].xattrs = map[string][]byte{"user.large": large}
+	must(unix.Setxattr(p("src"), "user.dir", []byte("d"), 0), "setxattr on a directory")
+	want["src"].xattrs = map[string][]byte{"user.dir": []byte("d")}
+
+	// fallocate: allocate (extends), KEEP_SIZE (does not), PUNCH_HOLE
+	// (reads as zeros, keeps the size).
+	mkdir("falloc", 0o755)
+	writeFile("falloc/pre", nil)
+	f, err = os.OpenFile(p("falloc/pre"), os.O_RDWR, 0)
+	must(err, "open falloc/pre")
+	must(unix.Fallocate(int(f.Fd()), 0, 0, 1<<20), "fallocate falloc/pre 1 MiB")
+	must(f.Close(), "close falloc/pre")
+	want["falloc/pre"].content = make([]byte, 1<<20)
+	writeFile("falloc/keep", []byte("kept"))
+	f, err = os.OpenFile(p("falloc/keep"), os.O_RDWR, 0)
+	must(err, "open falloc/keep")
+	must(unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1<<20), "fallocate KEEP_SIZE falloc/keep")
+	must(f.Close(), "close falloc/keep")
+	holes := bytes.Repeat([]byte{0xab}, 64<<10)
+	writeFile("falloc/holes", holes)
+	f, err = os.OpenFile(p("falloc/holes"), os.O_RDWR, 0)
+	must(err, "open falloc/holes")
+	must(unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 4096, 8192), "fallocate PUNCH_HOLE falloc/holes")
+	must(f.Close(), "close falloc/holes")
+	clear(want["falloc/holes"].content[4096 : 4096+8192])
+	readBack("falloc/holes", want["falloc/holes"].content)
+
+	// O_DIRECT with aligned buffers, as InnoDB writes its pages, leaving
+	// a hole between them.
+	mkdir("direct", 0o755)
+	fd, err := unix.Open(p("direct/t1.ibd"), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_DIRECT, 0o660)
+	must(err, "open O_DIRECT direct/t1.ibd")
+	const page = 16 << 10
+	ibd := make([]byte, 5*page)
+	for _, pg := range []int{0, 1, 4} {
+		b := alignedBuffer(page)
+		copy(b, pattern(uint64(10+pg), page))
+		n, err := unix.Pwrite(fd, b, int64(pg*page))
+		if err != nil || n != page {
+			t.Fatalf("O_DIRECT pwrite of page %d: %d, %v", pg, n, err)
+		}
+		copy(ibd[pg*page:], b)
+	}
+	must(unix.Fsync(fd), "fsync direct/t1.ibd")
+	rb := alignedBuffer(5 * page)
+	if n, err := unix.Pread(fd, rb, 0); err != nil || n != len(rb) || !bytes.Equal(rb, ibd) {
+		t.Fatalf("O_DIRECT pread of direct/t1.ibd: %d, %v; content matches: %v", n, err, bytes.Equal(rb, ibd))
+	}
+	must(unix.Close(fd), "close direct/t1.ibd")
+	want["direct/t1.ibd"] = &expectedFile{kind: unix.S_IFREG, perm: 0o660 &^ testUmask, content: ibd}
+
+	// mknod: FIFOs (which work as pipes on the mount) and a device node.
+	mkdir("ipc", 0o755)
+	must(unix.Mkfifo(p("ipc/fifo"), 0o620), "mkfifo ipc/fifo")
+	want["ipc/fifo"] = &expectedFile{kind: unix.S_IFIFO, perm: 0o620 &^ testUmask}
+	must(unix.Mknod(p("ipc/fifo2"), unix.S_IFIFO|0o640, 0), "mknod S_IFIFO ipc/fifo2")
+	want["ipc/fifo2"] = &expectedFile{kind: unix.S_IFIFO, perm: 0o640 &^ testUmask}
+	pipe, err := os.OpenFile(p("ipc/fifo"), os.O_RDWR, 0)
+	must(err, "open the FIFO")
+	_, err = pipe.WriteString("ping")
+	must(err, "write to the FIFO")
+	got := make([]byte, 4)
+	_, err = io.ReadFull(pipe, got)
+	if err != nil || string(got) != "ping" {
+		t.Errorf("read from the FIFO: %q, %v; want \"ping\"", got, err)
+	}
+	must(pipe.Close(), "close the FIFO")
+	if os.Geteuid() == 0 {
+		dev := unix.Mkdev(1, 3)
+		must(unix.Mknod(p("ipc/null"), unix.S_IFCHR|0o666, int(dev)), "mknod S_IFCHR ipc/null")
+		want["ipc/null"] = &expectedFile{kind: unix.S_IFCHR, perm: 0o666 &^ testUmask, rdev: dev}
+	}
+
+	// Directory fsync and fdatasync, as databases and git do after
+	// creating or renaming files.
+	for _, dir := range []string{".", "src", "cfg"} {
+		d, err := os.Open(p(dir))
+		must(err, "open directory %s", dir)
+		must(d.Sync(), "fsync directory %s", dir)
+		must(unix.Fdatasync(int(d.Fd())), "fdatasync directory %s", dir)
+		must(d.Close(), "close directory %s", dir)
+	}
+
+	// A directory of many entries with awkward names, read back by
+	// readdir (the tree check lists everything).
+	mkdir("names", 0o755)
+	for _, name := range []string{strings.Repeat("n", 255), "ünïcødé ☃", " leading space", "trailing.", "new\nline", "tab\tname", `back\slash`, "-dash", "#hash", "..dots"} {
+		writeFile("names/"+name, []byte(name))
+	}
+	for i := range 300 {
+		writeFile(fmt.Sprintf("names/entry-%03d-%s", i, strings.Repeat("x", i%50)), nil)
+	}
+
+	// statfs.
+	var sfs unix.Statfs_t
+	must(unix.Statfs(mnt, &sfs), "statfs")
+	const fuseSuperMagic = 0x65735546
+	if sfs.Type != fuseSuperMagic || sfs.Namelen != 255 || sfs.Bsize <= 0 || sfs.Blocks == 0 || sfs.Files <= sfs.Ffree {
+		t.Errorf("statfs: type %#x, namelen %d, bsize %d, blocks %d, files %d, ffree %d; want a FUSE mount with NAME_MAX 255 and sizes",
+			sfs.Type, sfs.Namelen, sfs.Bsize, sfs.Blocks, sfs.Files, sfs.Ffree)
+	}
+
+	// chown and chmod last but one (a write would not change them, but
+	// they come after the content); a set-group-ID directory passes its
+	// group and the bit to what is made in it, as git's shared
+	// repositories rely on.
+	if os.Geteuid() == 0 {
+		must(os.Chown(p("src/main.go"), 1234, 5678), "chown src/main.go")
+		must(os.Lchown(p("src/link"), 4321, 8765), "lchown src/link")
+		want["src/link"].uid, want["src/link"].gid = 4321, 8765
+		mkdir("shared", 0o755)
+		must(os.Chown(p("shared"), 0, 5678), "chown shared")
+		// (unix.Chmod: os.Chmod would take 0o2000 for a permission bit
+		// and drop it; os spells set-group-ID os.ModeSetgid.)
+		must(unix.Chmod(p("shared"), 0o2775), "chmod g+s shared")
+		want["shared"].perm, want["shared"].gid = 0o2775, 5678
+		mkdir("shared/objects", 0o755)
+		want["shared/objects"].perm, want["shared/objects"].gid = 0o2755, 5678
+		writeFile("shared/HEAD", []byte("ref: refs/heads/main\n"))
+		want["shared/HEAD"].gid = 5678
+	} else {
+		t.Log("not root: chown and set-group-ID inheritance are not tested")
+	}
+	must(os.Chmod(p("src/main.go"), 0o640), "chmod src/main.go")
+	must(os.Chmod(p("src/pkg"), 0o700), "chmod src/pkg")
+	want["src/pkg"].perm = 0o700
+	mainFile := want["src/main.go"]
+	mainFile.perm = 0o640
+	if os.Geteuid() == 0 {
+		mainFile.uid, mainFile.gid = 1234, 5678
+	}
+
+	// utimensat last of all (anything else would move mtime or ctime):
+	// nanosecond times on a file, a directory and, without following it,
+	// a symlink; UTIME_OMIT leaves a time alone.
+	atime := unix.Timespec{Sec: 1_000_000_000, Nsec: 123_456_789}
+	mtime := unix.Timespec{Sec: 1_234_567_890, Nsec: 987_654_321}
+	for _, rel := range []string{"src/main.go", "src/pkg", "dangling"} {
+		must(unix.UtimesNanoAt(unix.AT_FDCWD, p(rel), []unix.Timespec{atime, mtime}, unix.AT_SYMLINK_NOFOLLOW), "utimensat %s", rel)
+		want[rel].atime, want[rel].mtime = &atime, &mtime
+	}
+	later := unix.Timespec{Sec: 1_500_000_000, Nsec: 1}
+	must(unix.UtimesNanoAt(unix.AT_FDCWD, p("src/pkg"), []unix.Timespec{{Nsec: unix.UTIME_OMIT}, later}, 0), "utimensat src/pkg with UTIME_OMIT")
+	want["src/pkg"].mtime = &later
+
+	// The hard link is the same inode as src/main.go, in every respect.
+	link := *mainFile
+	link.sameAs = "src/main.go"
+	link.nlink, mainFile.nlink = 2, 2
+	want["src/main.hardlink"] = &link
+	return want
+}
+
+// TestNameTooLong checks that every call taking a name refuses one over
+// NAME_MAX (255 bytes) with ENAMETOOLONG, and that 255 bytes work.
+func TestNameTooLong(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt)
+	p := func(rel string) string { return filepath.Join(mnt, rel) }
+	if err := os.WriteFile(p("file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{256, 300, 1000} {
+		long := strings.Repeat("L", n)
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			_, err := os.Stat(p(long))
+			wantErrno(t, "stat", err, unix.ENAMETOOLONG)
+			_, err = os.Create(p(long))
+			wantErrno(t, "create", err, unix.ENAMETOOLONG)
+			wantErrno(t, "mkdir", os.Mkdir(p(long), 0o755), unix.ENAMETOOLONG)
+			wantErrno(t, "symlink", os.Symlink("file", p(long)), unix.ENAMETOOLONG)
+			wantErrno(t, "link", os.Link(p("file"), p(long)), unix.ENAMETOOLONG)
+			wantErrno(t, "mkfifo", unix.Mkfifo(p(long), 0o644), unix.ENAMETOOLONG)
+			wantErrno(t, "rename to", os.Rename(p("file"), p(long)), unix.ENAMETOOLONG)
+			wantErrno(t, "rename from", os.Rename(p(long), p("other")), unix.ENAMETOOLONG)
+			wantErrno(t, "unlink", unix.Unlink(p(long)), unix.ENAMETOOLONG)
+			wantErrno(t, "rmdir", unix.Rmdir(p(long)), unix.ENAMETOOLONG)
+		})
+	}
+	max := strings.Repeat("M", 255)
+	if err := os.Rename(p("file"), p(max)); err != nil {
+		t.Fatalf("rename to a 255-byte name: %v", err)
+	}
+	if err := os.Mkdir(p(strings.Repeat("D", 255)), 0o755); err != nil {
+		t.Fatalf("mkdir of a 255-byte name: %v", err)
+	}
+	want := expectedTree{
+		max:                      {kind: unix.S_IFREG, perm: 0o644, content: []byte("x")},
+		strings.Repeat("D", 255): {kind: unix.S_IFDIR, perm: 0o755},
+	}
+	want.check(t, mnt)
+	m.unmount(t)
+	checkStore(t, store, true)
+	m.remount(t)
+	want.check(t, mnt)
+}
+
+// TestFsyncReachesTheJournal checks that fsync and fdatasync of files and
+// directories succeed and reach the journal, each of them: FUSE would hide an
+// ENOSYS answer (the kernel then stops sending fsyncs and reports success
+// without syncing), so the journal's own fsync counter in .stats is the
+// witness.
+func TestFsyncReachesTheJournal(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt)
+	if err := os.Mkdir(filepath.Join(mnt, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(mnt, "dir", "file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("durable"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(filepath.Join(mnt, "dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	root, err := os.Open(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	calls := []struct {
+		what string
+		call func() error
+	}{
+		{"fsync of a file", f.Sync},
+		{"fdatasync of a file", func() error { return unix.Fdatasync(int(f.Fd())) }},
+		{"fsync of a directory", d.Sync},
+		{"fdatasync of a directory", func() error { return unix.Fdatasync(int(d.Fd())) }},
+		{"fsync of the root", root.Sync},
+		{"fsync of a file again, nothing new", f.Sync},
+	}
+	for _, c := range calls {
+		before := statUint(t, readStats(t, mnt), "fsyncs")
+		if err := c.call(); err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
+		if after := statUint(t, readStats(t, mnt), "fsyncs"); after != before+1 {
+			t.Errorf("%s: the journal counted %d fsyncs, want 1: it never reached xlogfs", c.what, after-before)
+		}
+	}
+	// fsync of a read-only descriptor works too (InnoDB and git open
+	// some files read-only and sync them).
+	ro, err := os.Open(filepath.Join(mnt, "dir", "file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Sync(); err != nil {
+		t.Errorf("fsync of a read-only descriptor: %v", err)
+	}
+	ro.Close()
+	f.Close()
+	d.Close()
+	root.Close()
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// TestStatsFile checks the root's .stats file: hidden from readdir,
+// readable, not writable, not removable, and printed by "xlogfs stats".
+func TestStatsFile(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt, "--cksum-mode", "sector")
+	statsPath := filepath.Join(mnt, ".stats")
+	if err := os.WriteFile(filepath.Join(mnt, "visible"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, err := os.ReadDir(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0].Name() != "visible" {
+		var list []string
+		for _, n := range names {
+			list = append(list, n.Name())
+		}
+		t.Errorf("readdir of the root lists %q, want only \"visible\" (.stats is hidden)", list)
+	}
+	fi, err := os.Stat(statsPath)
+	if err != nil {
+		t.Fatalf("stat .stats: %v", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o444 {
+		t.Errorf(".stats: mode %v, want a read-only regular file (-r--r--r--)", fi.Mode())
+	}
+	stats := readStats(t, mnt)
+	for name, want := range map[string]string{"cksum_mode": "sector", "journal": "meta"} {
+		if stats[name] != want {
+			t.Errorf(".stats %s = %q, want %q (as mounted)", name, stats[name], want)
+		}
+	}
+	for _, name := range []string{"transactions", "log_forces", "fsyncs", "checkpoints", "cksum_calls", "cksum_bytes"} {
+		statUint(t, stats, name)
+	}
+	if statUint(t, stats, "transactions") == 0 {
+		t.Errorf(".stats transactions = 0 after a create and a write")
+	}
+
+	out, err := xlogfs("stats", mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := parseStats(t, out)
+	for name := range stats {
+		if _, ok := cli[name]; !ok {
+			t.Errorf("xlogfs stats %s does not print %s, which .stats has", mnt, name)
+		}
+	}
+	if cli["cksum_mode"] != "sector" {
+		t.Errorf("xlogfs stats: cksum_mode %q, want sector", cli["cksum_mode"])
+	}
+	if _, err := xlogfs("stats", store); err == nil {
+		t.Errorf("xlogfs stats of a directory that is not a mount succeeded")
+	}
+
+	_, err = os.OpenFile(statsPath, os.O_WRONLY, 0)
+	wantErrno(t, "open .stats for writing", err, unix.EACCES)
+	wantErrno(t, "unlink .stats", os.Remove(statsPath), unix.EPERM)
+	wantErrno(t, "rename over .stats", os.Rename(filepath.Join(mnt, "visible"), statsPath), unix.EPERM)
+	wantErrno(t, "mkdir .stats", os.Mkdir(statsPath, 0o755), unix.EEXIST)
+	_, err = os.OpenFile(statsPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	wantErrno(t, "create .stats", err, unix.EEXIST)
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// TestUnlinkedOpenFile checks that a file unlinked (or renamed over) while
+// open stays readable and writable until its last close, is freed then, and
+// that its data file is gone from the store after the unmount; also that a
+// removed directory still answers fstat through an open descriptor.
+func TestUnlinkedOpenFile(t *testing.T) {
+	t.Parallel()
+	for _, journal := range journalModes {
+		t.Run("journal="+journal, func(t *testing.T) {
+			store, mnt := newStore(t)
+			m := mountDaemon(t, store, mnt, "--journal", journal)
+			path := filepath.Join(mnt, "ghost")
+			content := pattern(7, 200_000)
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			usedBefore := inodesInUse(t, mnt)
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var st unix.Stat_t
+			if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+				t.Fatal(err)
+			}
+			ino := st.Ino
+			if err := os.Remove(path); err != nil {
+				t.Fatalf("unlink of an open file: %v", err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, unix.ENOENT) {
+				t.Errorf("stat of the unlinked name: %v, want ENOENT", err)
+			}
+			if names, _ := os.ReadDir(mnt); len(names) != 0 {
+				t.Errorf("readdir still lists %d entries after the unlink", len(names))
+			}
+			if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Nlink != 0 || st.Size != int64(len(content)) {
+				t.Errorf("fstat of the unlinked open file: nlink %d, size %d, %v; want 0, %d", st.Nlink, st.Size, err, len(content))
+			}
+			got := make([]byte, len(content))
+			if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, content) {
+				t.Errorf("reading the unlinked open file: %v; content matches: %v", err, bytes.Equal(got, content))
+			}
+			if _, err := f.WriteAt([]byte("still here"), 10); err != nil {
+				t.Errorf("writing the unlinked open file: %v", err)
+			}
+			if err := f.Sync(); err != nil {
+				t.Errorf("fsync of the unlinked open file: %v", err)
+			}
+			buf := make([]byte, 10)
+			if _, err := f.ReadAt(buf, 10); err != nil || string(buf) != "still here" {
+				t.Errorf("reading back a write to the unlinked open file: %q, %v", buf, err)
+			}
+			if used := inodesInUse(t, mnt); used != usedBefore {
+				t.Errorf("statfs while the unlinked file is open: %d inodes in use, want %d (it lives on)", used, usedBefore)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatalf("closing the unlinked file: %v", err)
+			}
+			// The release that frees the inode is asynchronous in the
+			// kernel; the unmount below waits for it, so count after.
+			t.Run("removed directory", func(t *testing.T) {
+				dir := filepath.Join(mnt, "doomed")
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				d, err := os.Open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				if err := unix.Rmdir(dir); err != nil {
+					t.Fatalf("rmdir of an open directory: %v", err)
+				}
+				var st unix.Stat_t
+				if err := unix.Fstat(int(d.Fd()), &st); err != nil {
+					t.Errorf("fstat of an open directory after rmdir: %v; want its attributes (as on ext4, with nlink 0)", err)
+				} else if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o777 != 0o700 {
+					t.Errorf("fstat of an open directory after rmdir: mode %#o, want a directory with 0700", st.Mode)
+				}
+				if names, err := d.Readdirnames(-1); err != nil || len(names) != 0 {
+					t.Errorf("readdir of the removed directory: %q, %v; want empty", names, err)
+				}
+				_, err = os.Create(filepath.Join(dir, "new"))
+				wantErrno(t, "create in a removed directory", err, unix.ENOENT)
+			})
+			m.unmount(t)
+			if _, err := os.Stat(filepath.Join(store, "data", fmt.Sprint(ino))); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the data file of the freed inode %d is still in the store after unmount (%v)", ino, err)
+			}
+			checkStore(t, store, true)
+			m = m.remount(t)
+			if used := inodesInUse(t, mnt); used != 1 {
+				t.Errorf("after remount: %d inodes in use, want 1 (the root): the unlinked file leaked", used)
+			}
+			m.unmount(t)
+		})
+	}
+}
+
+// inodesInUse is statfs's count of used inodes.
+func inodesInUse(t testing.TB, mnt string) uint64 {
+	t.Helper()
+	var s unix.Statfs_t
+	if err := unix.Statfs(mnt, &s); err != nil {
+		t.Fatalf("statfs %s: %v", mnt, err)
+	}
+	return s.Files - s.Ffree
+}
