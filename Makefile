@@ -34,7 +34,7 @@ vet:
 test: deps vet build test-go test-ppc64
 
 test-go:
-	$(GO) test -timeout 20m ./...
+	$(GO) test -p 1 -timeout 20m ./...
 
 # The POWER kernels run under qemu-user; big- and little-endian both.
 # QEMU_CPU=power8 is the oldest CPU the vpmsum kernel claims (qemu's default
