@@ -387,13 +387,16 @@ func (fs *FS) Options() Options { return fs.opts }
 // Close checkpoints, writes the unmount record and stops the log: the next
 // mount finds a clean log and replays nothing.
 func (fs *FS) Close() error {
+	// No transaction from here on. The lock comes before the checkpointer
+	// stops: a transaction waiting for log space holds it, and only a
+	// checkpoint can let it finish.
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	if fs.closed.Swap(true) {
 		return nil
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
-	fs.mu.Lock() // no transaction from here on
-	defer fs.mu.Unlock()
 	err := fs.checkpoint(true)
 	if err == nil {
 		err = fs.x.writeUnmount()

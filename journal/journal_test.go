@@ -301,3 +301,60 @@ func BenchmarkGroupCommit(b *testing.B) {
 	b.ReportMetric(st.FsyncsPerForce(), "fsyncs/force")
 	b.ReportMetric(float64(st.Fsyncs)/float64(max(1, st.LogForces)), "fsyncs/logsync")
 }
+
+// TestFullLogWaitsAndCloses fills a small log from several writers: they
+// must wait for checkpoints, never fail, and Close must finish while some
+// of them wait for space.
+func TestFullLogWaitsAndCloses(t *testing.T) {
+	dir := mkfs(t, MinLogSize, 32<<10)
+	fs := mount(t, dir, Options{Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var written [4]int
+	for g := range 4 {
+		a, err := fs.Create(RootIno, fmt.Sprintf("w%d", g), ModeReg|0o644, 0, 0, 0, "")
+		check(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := bytes.Repeat([]byte{byte(g)}, 20000)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := fs.Write(a.Ino, buf, int64(i%50)*20000); err != nil {
+					if fs.closed.Load() {
+						return // Close got in first
+					}
+					t.Errorf("writer %d: %v", g, err)
+					return
+				}
+				written[g]++
+			}
+		}()
+	}
+	for fs.Stats().SpaceWaits < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan error)
+	go func() { done <- fs.Close() }()
+	select {
+	case err := <-done:
+		check(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("Close hung while writers waited for log space")
+	}
+	close(stop)
+	wg.Wait()
+	total := written[0] + written[1] + written[2] + written[3]
+	if total*20000 < 4*MinLogSize {
+		t.Errorf("only %d bytes written through a %d byte log", total*20000, MinLogSize)
+	}
+	fs = mount(t, dir, Options{})
+	if r := fs.Recovery(); !r.Clean {
+		t.Errorf("after Close: recovery %+v, want clean", r)
+	}
+	check(t, fs.Close())
+}
