@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 		os.Exit(1)
 	}
+	undoMountsOnInterrupt()
 	code := m.Run()
 	os.RemoveAll(binDir)
 	os.Exit(code)

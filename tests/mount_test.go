@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +34,8 @@ type mount struct {
 	fgOutput string        // file holding fg's stdout and stderr
 
 	logStart int64 // the size of the store's log file when this mount began
-	logEnd   int64 // and when it ended (0: not yet)
+	logEnd   int64 // and when it ended
+	logEnded bool
 
 	live   bool // mounted, and neither unmounted nor killed yet
 	reaped bool // the serving process has exited and was waited for
@@ -94,25 +97,37 @@ var daemonPidRE = regexp.MustCompile(`\(daemon pid (\d+)\)`)
 // returns once the mount answers. The mount is undone when the test ends.
 func mountDaemon(t testing.TB, store, mnt string, flags ...string) *mount {
 	t.Helper()
+	m, err := tryMountDaemon(t, store, mnt, flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// tryMountDaemon is mountDaemon for a mount that may fail: the error says
+// why. A mount that succeeds is undone when the test ends.
+func tryMountDaemon(t testing.TB, store, mnt string, flags ...string) (*mount, error) {
+	t.Helper()
 	requireFUSE(t)
-	m := &mount{t: t, store: store, dir: mnt, flags: flags, live: true, logStart: fileSize(filepath.Join(store, "xlogfs.log"))}
+	m := &mount{t: t, store: store, dir: mnt, flags: flags, logStart: fileSize(filepath.Join(store, "xlogfs.log"))}
+	m.setLive(true)
 	t.Cleanup(m.cleanup) // before anything can fail: a half-made mount is undone too
 	args := append(append([]string{"mount"}, flags...), store, mnt)
 	cmd := exec.Command(xlogfsBin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("xlogfs %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		return nil, fmt.Errorf("xlogfs %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	match := daemonPidRE.FindSubmatch(stderr.Bytes())
 	if match == nil {
-		t.Fatalf("xlogfs %s succeeded but did not name its daemon's pid:\n%s", strings.Join(args, " "), stderr.Bytes())
+		return nil, fmt.Errorf("xlogfs %s succeeded but did not name its daemon's pid:\n%s", strings.Join(args, " "), stderr.Bytes())
 	}
 	m.pid, _ = strconv.Atoi(string(match[1]))
 	if !isMounted(mnt) {
-		t.Fatalf("xlogfs %s returned, but %s is not in /proc/mounts", strings.Join(args, " "), mnt)
+		return nil, fmt.Errorf("xlogfs %s returned, but %s is not in /proc/mounts", strings.Join(args, " "), mnt)
 	}
-	return m
+	return m, nil
 }
 
 // mountForeground mounts store at mnt with "xlogfs mount --foreground",
@@ -121,7 +136,7 @@ func mountDaemon(t testing.TB, store, mnt string, flags ...string) *mount {
 func mountForeground(t testing.TB, store, mnt string, flags ...string) *mount {
 	t.Helper()
 	requireFUSE(t)
-	m := &mount{t: t, store: store, dir: mnt, flags: flags, live: true, fgDone: make(chan struct{})}
+	m := &mount{t: t, store: store, dir: mnt, flags: flags, fgDone: make(chan struct{})}
 	args := append(append([]string{"mount", "--foreground"}, flags...), store, mnt)
 	out, err := os.CreateTemp(t.TempDir(), "foreground-output-")
 	if err != nil {
@@ -135,6 +150,7 @@ func mountForeground(t testing.TB, store, mnt string, flags ...string) *mount {
 		t.Fatalf("starting xlogfs %s: %v", strings.Join(args, " "), err)
 	}
 	m.pid = m.fg.Process.Pid
+	m.setLive(true)
 	go func() {
 		m.fg.Wait()
 		close(m.fgDone)
@@ -181,7 +197,7 @@ func (m *mount) waitExit(d time.Duration) (status unix.WaitStatus, ok bool) {
 		switch {
 		case err == nil && pid == m.pid:
 			m.reaped, m.status = true, ws
-			m.logEnd = fileSize(filepath.Join(m.store, "xlogfs.log"))
+			m.logEnd, m.logEnded = fileSize(filepath.Join(m.store, "xlogfs.log")), true
 			return ws, true
 		case errors.Is(err, unix.ECHILD):
 			// Not our child after all (TestMain makes us the
@@ -245,7 +261,7 @@ func (m *mount) expectExit(t testing.TB, what string) {
 	if !ok {
 		t.Fatalf("xlogfs daemon %d is still running 2 minutes after %s of %s", m.pid, what, m.dir)
 	}
-	m.live = false
+	m.setLive(false)
 	if !ws.Exited() || ws.ExitStatus() != 0 {
 		t.Fatalf("xlogfs daemon %d did not exit cleanly after %s of %s (wait status %#x); its log:\n%s", m.pid, what, m.dir, uint32(ws), m.log())
 	}
@@ -271,7 +287,7 @@ func (m *mount) kill9(t testing.TB) {
 	if err := m.fusermount("-u", "-z"); err != nil {
 		t.Fatalf("clearing the dead mount: %v", err)
 	}
-	m.live = false
+	m.setLive(false)
 	if isMounted(m.dir) {
 		t.Fatalf("%s is still mounted after fusermount3 -u -z", m.dir)
 	}
@@ -284,10 +300,10 @@ func (m *mount) cleanup() {
 	if m.t.Failed() && (m.pid != 0 || m.fg != nil) {
 		m.t.Logf("log of the xlogfs mount of %s at %s:\n%s", m.store, m.dir, m.log())
 	}
-	if !m.live {
+	if !m.isLive() {
 		return
 	}
-	m.live = false
+	m.setLive(false)
 	if isMounted(m.dir) {
 		if err := m.fusermount("-u"); err != nil {
 			m.t.Logf("cleanup: %v; unmounting lazily", err)
@@ -321,7 +337,7 @@ func (m *mount) log() string {
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
-	if m.fg == nil && m.logEnd > 0 && m.logEnd <= int64(len(b)) {
+	if m.fg == nil && m.logEnded && m.logEnd <= int64(len(b)) {
 		b = b[:m.logEnd]
 	}
 	if m.fg == nil && m.logStart <= int64(len(b)) {
@@ -332,6 +348,53 @@ func (m *mount) log() string {
 		b = append([]byte("...\n"), b[len(b)-keep:]...)
 	}
 	return string(b)
+}
+
+// liveMounts are the mounts not undone yet, for undoMountsOnInterrupt.
+var liveMounts = struct {
+	sync.Mutex
+	dirs map[*mount]string
+}{dirs: map[*mount]string{}}
+
+func (m *mount) setLive(live bool) {
+	liveMounts.Lock()
+	defer liveMounts.Unlock()
+	m.live = live
+	if live {
+		liveMounts.dirs[m] = m.dir
+	} else {
+		delete(liveMounts.dirs, m)
+	}
+}
+
+func (m *mount) isLive() bool {
+	liveMounts.Lock()
+	defer liveMounts.Unlock()
+	return m.live
+}
+
+// undoMountsOnInterrupt makes an interrupted test run (^C, SIGTERM) detach
+// its mounts before it dies, since the daemons outlive it and test cleanups
+// do not run then; each daemon then finishes its unmount by itself. A
+// broken standard output (go test piped into a pager that quit) must not
+// kill the run before its cleanups either: with SIGPIPE caught, such writes
+// just fail.
+func undoMountsOnInterrupt() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig := <-sigs
+		liveMounts.Lock()
+		defer liveMounts.Unlock()
+		fmt.Fprintf(os.Stderr, "tests: %v: detaching %d xlogfs test mounts\n", sig, len(liveMounts.dirs))
+		for _, dir := range liveMounts.dirs {
+			if out, err := exec.Command("fusermount3", "-u", "-z", dir).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "tests: fusermount3 -u -z %s: %v: %s\n", dir, err, out)
+			}
+		}
+		os.Exit(2)
+	}()
 }
 
 // fileSize returns the size of path, 0 if it does not exist.
