@@ -50,6 +50,10 @@ func TestCrashKill9(t *testing.T) {
 	var writers []*crashWriter
 	for round := range *crashRounds {
 		flags := []string{"--journal", journalModes[round%len(journalModes)], "--cksum-mode", cksumModes[round%len(cksumModes)]}
+		if round%4 >= 2 {
+			// Checkpoints all the time, so that crashes hit them too.
+			flags = append(flags, "--checkpoint-interval", "10ms")
+		}
 		m := mountDaemon(t, store, mnt, flags...)
 		for _, w := range writers {
 			w.verify(t, mnt, fmt.Sprintf("after crash %d, remounted with %q", round, flags))

@@ -84,4 +84,3 @@ func TestMountCommand(t *testing.T) {
 		checkStore(t, store, true)
 	})
 }
-

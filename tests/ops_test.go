@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -389,6 +390,33 @@ func exerciseOperations(t *testing.T, mnt string) expectedTree {
 	must(unix.Close(fd), "close direct/t1.ibd")
 	want["direct/t1.ibd"] = &expectedFile{kind: unix.S_IFREG, perm: 0o660 &^ testUmask, content: ibd}
 
+	// copy_file_range, which cp tries first (the kernel copies by itself
+	// when the filesystem does not offer it), and a copy by read and write.
+	mkdir("copies", 0o755)
+	src, err := os.Open(p("data/big.bin"))
+	must(err, "open data/big.bin")
+	dst, err := os.OpenFile(p("copies/big.copy"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	must(err, "create copies/big.copy")
+	for copied := 0; copied < len(big); {
+		n, err := unix.CopyFileRange(int(src.Fd()), nil, int(dst.Fd()), nil, len(big)-copied, 0)
+		must(err, "copy_file_range to copies/big.copy at %d", copied)
+		if n == 0 {
+			t.Fatalf("copy_file_range to copies/big.copy stopped at %d of %d bytes", copied, len(big))
+		}
+		copied += n
+	}
+	must(dst.Close(), "close copies/big.copy")
+	_, err = src.Seek(0, io.SeekStart)
+	must(err, "rewind data/big.bin")
+	dst, err = os.OpenFile(p("copies/big.cp"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	must(err, "create copies/big.cp")
+	_, err = io.Copy(struct{ io.Writer }{dst}, struct{ io.Reader }{src}) // plain read and write, no copy_file_range
+	must(err, "copy to copies/big.cp")
+	must(dst.Close(), "close copies/big.cp")
+	must(src.Close(), "close data/big.bin")
+	want["copies/big.copy"] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: big}
+	want["copies/big.cp"] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: big}
+
 	// mknod: FIFOs (which work as pipes on the mount) and a device node.
 	mkdir("ipc", 0o755)
 	must(unix.Mkfifo(p("ipc/fifo"), 0o620), "mkfifo ipc/fifo")
@@ -587,6 +615,22 @@ func TestFsyncReachesTheJournal(t *testing.T) {
 			t.Errorf("%s: the journal counted %d fsyncs, want 1: it never reached xlogfs", c.what, after-before)
 		}
 	}
+	// Writes through O_DSYNC and O_SYNC descriptors (InnoDB's redo log
+	// with innodb_flush_method=O_DSYNC, dbench -s) are synced each.
+	for _, flag := range []int{unix.O_DSYNC, unix.O_SYNC} {
+		sf, err := os.OpenFile(filepath.Join(mnt, "dir", "file"), os.O_WRONLY|flag, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := statUint(t, readStats(t, mnt), "fsyncs")
+		if _, err := sf.WriteAt([]byte("synced"), 0); err != nil {
+			t.Errorf("write through an O_SYNC/O_DSYNC (%#x) descriptor: %v", flag, err)
+		}
+		if after := statUint(t, readStats(t, mnt), "fsyncs"); after == before {
+			t.Errorf("a write through an O_SYNC/O_DSYNC (%#x) descriptor reached the journal with no fsync", flag)
+		}
+		sf.Close()
+	}
 	// fsync of a read-only descriptor works too (InnoDB and git open
 	// some files read-only and sync them).
 	ro, err := os.Open(filepath.Join(mnt, "dir", "file"))
@@ -780,4 +824,56 @@ func inodesInUse(t testing.TB, mnt string) uint64 {
 		t.Fatalf("statfs %s: %v", mnt, err)
 	}
 	return s.Files - s.Ffree
+}
+
+// TestPosixACLXattr checks what setting a POSIX ACL does, as cp -a, tar
+// --acls and rsync -A do after creating a file with restrictive
+// permissions: an ACL equivalent to a mode must either be refused with
+// EOPNOTSUPP (ACLs unsupported: the tools then chmod) or set that mode.
+// The kernel passes system.posix_acl_* through to a FUSE daemon that did
+// not negotiate FUSE_POSIX_ACL; stored as an inert xattr, it would leave
+// the file with the wrong permissions.
+func TestPosixACLXattr(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt)
+	path := filepath.Join(mnt, "copied")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := unix.Setxattr(path, "system.posix_acl_access", minimalACL(0o644), 0)
+	var st unix.Stat_t
+	if serr := unix.Stat(path, &st); serr != nil {
+		t.Fatal(serr)
+	}
+	switch {
+	case errors.Is(err, unix.EOPNOTSUPP):
+		// ACLs are not supported; tools fall back to chmod.
+	case err != nil:
+		t.Errorf("setxattr system.posix_acl_access: %v, want success or EOPNOTSUPP", err)
+	case st.Mode&0o777 != 0o644:
+		t.Errorf("setxattr system.posix_acl_access of the ACL u::rw-,g::r--,o::r-- succeeded, but the mode is %#o, want 0644: "+
+			"the ACL was kept as an inert xattr (cp -a leaves files with wrong permissions this way); refuse system.posix_acl_* with EOPNOTSUPP or apply it",
+			st.Mode&0o777)
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// minimalACL encodes the POSIX ACL equivalent to perm in the kernel's xattr
+// format (posix_acl_xattr.h): version 2, then (tag, perm, id) entries.
+func minimalACL(perm uint32) []byte {
+	const undefinedID = 0xffffffff
+	entries := []struct{ tag, perm uint16 }{
+		{0x01, uint16(perm >> 6 & 7)}, // ACL_USER_OBJ
+		{0x04, uint16(perm >> 3 & 7)}, // ACL_GROUP_OBJ
+		{0x20, uint16(perm & 7)},      // ACL_OTHER
+	}
+	b := binary.LittleEndian.AppendUint32(nil, 2)
+	for _, e := range entries {
+		b = binary.LittleEndian.AppendUint16(b, e.tag)
+		b = binary.LittleEndian.AppendUint16(b, e.perm)
+		b = binary.LittleEndian.AppendUint32(b, undefinedID)
+	}
+	return b
 }
