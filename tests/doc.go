@@ -9,6 +9,10 @@
 // "make test" installs them. Run as root (chown, and mounting without
 // user_allow_other).
 //
-// Every mount is unmounted when its test ends, pass or fail: a mount left
-// behind would break the next run.
+// Every mount is unmounted when its test ends, pass or fail, and on ^C: a
+// mount left behind would break the next run.
+//
+// Flags (go test ./tests -args ...): -dbench-seconds (10) is each dbench
+// run's length; -crash-rounds (20) and -crash-seed set TestCrashKill9's
+// number of kills and its random choices (the seed is logged).
 package tests

@@ -417,6 +417,23 @@ func exerciseOperations(t *testing.T, mnt string) expectedTree {
 	want["copies/big.copy"] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: big}
 	want["copies/big.cp"] = &expectedFile{kind: unix.S_IFREG, perm: 0o644, content: big}
 
+	// mmap: git reads its packs through shared mappings; a shared
+	// writable mapping writes back through msync.
+	writeFile("copies/mapped", pattern(4, 3*4096))
+	f, err = os.OpenFile(p("copies/mapped"), os.O_RDWR, 0)
+	must(err, "open copies/mapped")
+	mapped, err := unix.Mmap(int(f.Fd()), 0, 3*4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	must(err, "mmap copies/mapped")
+	if !bytes.Equal(mapped, want["copies/mapped"].content) {
+		t.Errorf("copies/mapped reads differently through mmap")
+	}
+	copy(mapped[4000:], "written through a shared mapping")
+	must(unix.Msync(mapped, unix.MS_SYNC), "msync copies/mapped")
+	must(unix.Munmap(mapped), "munmap copies/mapped")
+	must(f.Close(), "close copies/mapped")
+	copy(want["copies/mapped"].content[4000:], "written through a shared mapping")
+	readBack("copies/mapped", want["copies/mapped"].content)
+
 	// mknod: FIFOs (which work as pipes on the mount) and a device node.
 	mkdir("ipc", 0o755)
 	must(unix.Mkfifo(p("ipc/fifo"), 0o620), "mkfifo ipc/fifo")
