@@ -77,7 +77,7 @@ func TestCrashKill9(t *testing.T) {
 		var roundWriters []*crashWriter
 		for i := range 2 {
 			w := &crashWriter{dir: fmt.Sprintf("round%02d-w%d", round, i), rng: rand.New(rand.NewPCG(rng.Uint64(), 2)),
-				files: map[string]*crashFile{}, ack: ack, orphan: i == 0}
+				files: map[string]*crashFile{}, ack: ack, orphan: i == 0, direct: i == 1}
 			roundWriters = append(roundWriters, w)
 			wg.Add(1)
 			go func() {
@@ -147,6 +147,7 @@ type crashWriter struct {
 	rng    *rand.Rand // sizes of what it writes
 	ack    func()     // called after each acknowledged fsync
 	orphan bool       // keep an unlinked file open until the crash
+	direct bool       // append with O_DIRECT in whole 4 KiB blocks, as InnoDB writes
 
 	dirDurable bool                  // the directory's creation was acknowledged
 	log        []byte                // the acknowledged prefix of dir/log
@@ -173,7 +174,11 @@ func (w *crashWriter) write(mnt string) error {
 	if err := os.Mkdir(base, 0o755); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(filepath.Join(base, "log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if w.direct {
+		flags |= unix.O_DIRECT
+	}
+	logFile, err := os.OpenFile(filepath.Join(base, "log"), flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -248,12 +253,23 @@ func (w *crashWriter) write(mnt string) error {
 			w.files[name].gone = true
 		default:
 			// Appends of 1 byte to 96 KiB: small records, and writes
-			// that span several iclogs in data-journal mode.
-			chunk := pattern(w.rng.Uint64(), 1+w.rng.IntN(96<<10))
+			// that span several iclogs in data-journal mode; fsync and
+			// fdatasync in turn.
+			size := 1 + w.rng.IntN(96<<10)
+			if w.direct {
+				size = (size + 4095) &^ 4095
+			}
+			chunk := alignedBuffer(size)
+			copy(chunk, pattern(w.rng.Uint64(), size))
 			if _, err := logFile.Write(chunk); err != nil {
 				return err
 			}
-			if err := logFile.Sync(); err != nil {
+			// fdatasync must make the new size durable as fsync does.
+			sync := logFile.Sync
+			if i%2 == 1 {
+				sync = func() error { return unix.Fdatasync(int(logFile.Fd())) }
+			}
+			if err := sync(); err != nil {
 				return err
 			}
 			w.log = append(w.log, chunk...)

@@ -83,7 +83,7 @@ func checkStore(t testing.TB, store string, wantClean bool) string {
 	t.Helper()
 	out, err := xlogfs("check", store)
 	if err != nil {
-		t.Fatalf("the store is not sound after the tests: %v", err)
+		t.Fatalf("xlogfs check says the store is not sound: %v", err)
 	}
 	if wantClean && !strings.Contains(out, "clean (ends with an unmount record)") {
 		t.Fatalf("xlogfs check %s: the log does not end with an unmount record after a clean unmount:\n%s", store, out)
@@ -249,7 +249,7 @@ func (m *mount) unmount(t testing.TB) {
 func (m *mount) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := syscall.Kill(m.pid, sig); err != nil {
-		t.Fatalf("kill -%d %d: %v", sig, m.pid, err)
+		t.Fatalf("kill -%s %d: %v", unix.SignalName(sig), m.pid, err)
 	}
 	m.expectExit(t, "signal "+sig.String())
 }
@@ -267,6 +267,11 @@ func (m *mount) expectExit(t testing.TB, what string) {
 	}
 	if isMounted(m.dir) {
 		t.Fatalf("%s is still mounted after %s and the daemon's exit", m.dir, what)
+	}
+	// Errors the daemon meets on its own (a failed checkpoint) reach
+	// only its log.
+	if log := m.log(); strings.Contains(log, "failed") {
+		t.Errorf("the xlogfs daemon of %s logged a failure:\n%s", m.dir, log)
 	}
 }
 
