@@ -563,22 +563,23 @@ func TestNameTooLong(t *testing.T) {
 			wantErrno(t, "rmdir", unix.Rmdir(p(long)), unix.ENAMETOOLONG)
 		})
 	}
-	max := strings.Repeat("M", 255)
-	if err := os.Rename(p("file"), p(max)); err != nil {
+	longest := strings.Repeat("M", 255)
+	if err := os.Rename(p("file"), p(longest)); err != nil {
 		t.Fatalf("rename to a 255-byte name: %v", err)
 	}
 	if err := os.Mkdir(p(strings.Repeat("D", 255)), 0o755); err != nil {
 		t.Fatalf("mkdir of a 255-byte name: %v", err)
 	}
 	want := expectedTree{
-		max:                      {kind: unix.S_IFREG, perm: 0o644, content: []byte("x")},
+		longest:                  {kind: unix.S_IFREG, perm: 0o644, content: []byte("x")},
 		strings.Repeat("D", 255): {kind: unix.S_IFDIR, perm: 0o755},
 	}
 	want.check(t, mnt)
 	m.unmount(t)
 	checkStore(t, store, true)
-	m.remount(t)
+	m = m.remount(t)
 	want.check(t, mnt)
+	m.unmount(t)
 }
 
 // TestFsyncReachesTheJournal checks that fsync and fdatasync of files and
