@@ -398,6 +398,7 @@ func undoMountsOnInterrupt() {
 				fmt.Fprintf(os.Stderr, "tests: fusermount3 -u -z %s: %v: %s\n", dir, err, out)
 			}
 		}
+		os.RemoveAll(filepath.Dir(xlogfsBin))
 		os.Exit(2)
 	}()
 }
