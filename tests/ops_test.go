@@ -895,3 +895,77 @@ func minimalACL(perm uint32) []byte {
 	}
 	return b
 }
+
+// TestReadWhileReplaced has a reader open, fstat and read a file that a
+// writer keeps replacing by renaming a new version over it (the atomic
+// save of editors, git and package managers). The name always exists, so
+// every open must succeed, and an open descriptor must stay usable after the
+// file it refers to is replaced.
+func TestReadWhileReplaced(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt)
+	path, tmp := filepath.Join(mnt, "config"), filepath.Join(mnt, "config.tmp")
+	version := func(i int) []byte { return []byte(fmt.Sprintf("version %06d\n", i)) }
+	if err := os.WriteFile(path, version(0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const versions = 2000
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 1; i <= versions; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := os.WriteFile(tmp, version(i), 0o644); err != nil {
+				done <- fmt.Errorf("writing version %d: %w", i, err)
+				return
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				done <- fmt.Errorf("renaming version %d into place: %w", i, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	readOnce := func(n int) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("open #%d of a name that always exists: %w", n, err)
+		}
+		defer f.Close()
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return fmt.Errorf("fstat #%d of an open descriptor whose file may have been replaced: %w", n, err)
+		}
+		b, err := io.ReadAll(f)
+		if err != nil || len(b) != len(version(0)) || !strings.HasPrefix(string(b), "version ") {
+			return fmt.Errorf("read #%d of an open descriptor whose file may have been replaced: %q, %v", n, b, err)
+		}
+		return nil
+	}
+	var readErr, writeErr error
+	reads := 0
+	for writing := true; writing && readErr == nil; reads++ {
+		select {
+		case writeErr = <-done:
+			writing = false
+		default:
+			readErr = readOnce(reads)
+		}
+	}
+	if readErr != nil {
+		close(stop)
+		writeErr = <-done
+		t.Error(readErr)
+	}
+	if writeErr != nil {
+		t.Error(writeErr)
+	}
+	t.Logf("%d reads while the file was replaced", reads)
+	m.unmount(t)
+	checkStore(t, store, true)
+}
