@@ -41,6 +41,11 @@ Workloads:
            through the checksum too. fsync latency is measured by the clients.
   dbench   Debian's dbench with -F (fsync after every write), --clients
            processes; fsync latency comes from the filesystem's histogram.
+  mariadb  MariaDB (InnoDB, stock settings) under sysbench oltp_write_only:
+           a fresh datadir and mariadbd per run, --tables × --table-size
+           rows, --clients threads for --time; reports transactions per
+           second and p95 latency. Logs of each run go to
+           --out/mariadb-<target>-<round>.
 
 --baseline adds targets run the same way: loopback (go-fuse's loopback
 filesystem over a plain directory: what FUSE itself costs) and native (the
@@ -110,7 +115,7 @@ type benchMachine struct {
 }
 
 func runBench(args []string) error {
-	fs := newFlags("bench", "[--modes batched,xfs,sector] [--workload builtin|dbench] [--journal meta|data] [--time 20s] [--clients 4] [--rounds 3] [--out DIR] [--json]", benchAbout)
+	fs := newFlags("bench", "[--modes batched,xfs,sector] [--workload builtin|dbench|mariadb] [--journal meta|data] [--time 20s] [--clients 4] [--rounds 3] [--out DIR] [--json]", benchAbout)
 	modes := fs.String("modes", "batched,xfs,sector", "checksum modes to compare, comma-separated")
 	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(workloads, ", "))
 	jmode := fs.String("journal", "meta", "journal mode of the mounts: meta or data")
@@ -124,11 +129,16 @@ func runBench(args []string) error {
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
 	impl := fs.String("cksum-impl", "auto", "crc32c implementation of the mounts")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
+	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
+	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg := benchConfig{Workload: *workload, Journal: *jmode, Duration: *dur, Clients: *clients, Rounds: *rounds,
 		WriteSize: int(writeSize.n), Out: *out, CksumImpl: *impl}
+	if cfg.Workload == "mariadb" {
+		cfg.Tables, cfg.TableSize = *tables, *tableSize
+	}
 	var targets []target
 	for _, m := range strings.Split(*modes, ",") {
 		if m = strings.TrimSpace(m); m == "" {
@@ -165,6 +175,8 @@ func runBench(args []string) error {
 		return errors.New("--rounds: at least 1")
 	case cfg.WriteSize < 1 || cfg.WriteSize > 16<<20:
 		return errors.New("--write-size: 1 byte to 16 MiB")
+	case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
+		return errors.New("--tables and --table-size: at least 1")
 	}
 	if _, err := cksum.Lookup(cfg.CksumImpl); err != nil {
 		return fmt.Errorf("--cksum-impl: %v", err)
@@ -227,8 +239,11 @@ func benchPrereqs(cfg benchConfig, targets []target) error {
 			return err
 		}
 	}
-	if cfg.Workload == "dbench" {
+	switch cfg.Workload {
+	case "dbench":
 		return ensureCommand("dbench", "dbench")
+	case "mariadb":
+		return mariadbPrereqs()
 	}
 	return nil
 }
@@ -374,6 +389,9 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 		return r, err
 	}
 	r.Seconds, r.Bytes, r.Ops, r.Extra = w.seconds, w.bytes, w.ops, w.extra
+	for _, wn := range w.warnings {
+		b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%s round %d: %s", t.name, round, wn))
+	}
 	r.MBps = float64(w.bytes) / w.seconds / 1e6
 	if len(w.fsyncLatencies) > 0 {
 		r.FsyncP50us, r.FsyncP99us = percentile(w.fsyncLatencies, 50), percentile(w.fsyncLatencies, 99)

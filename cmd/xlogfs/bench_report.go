@@ -98,10 +98,36 @@ type benchSumRow struct {
 	Extra          map[string]stat `json:"extra,omitempty"`
 	FsyncSource    string          `json:"fsync_latency_source,omitempty"`
 	IsXlogfs       bool            `json:"xlogfs"`
+	// VsNative is the headline figure ÷ the native baseline's in the same
+	// round (rounds alternate targets, so a pair shares the machine's drift).
+	VsNative *stat `json:"vs_native,omitempty"`
+}
+
+// headline is a run's main figure: sysbench's transactions per second for
+// the mariadb workload, MB/s for the others.
+func headline(r runResult) float64 {
+	if tps, ok := r.Extra["tps"]; ok {
+		return tps
+	}
+	return r.MBps
+}
+
+// headlineStat is headline over a row's rounds.
+func headlineStat(r benchSumRow) stat {
+	if tps, ok := r.Extra["tps"]; ok {
+		return tps
+	}
+	return r.MBps
 }
 
 func summarize(runs []runResult, targets []target) []benchSumRow {
 	var rows []benchSumRow
+	nativeByRound := map[int]float64{}
+	for _, r := range runs {
+		if r.Target == "native" {
+			nativeByRound[r.Round] = headline(r)
+		}
+	}
 	for _, t := range targets {
 		var rs []runResult
 		for _, r := range runs {
@@ -140,6 +166,18 @@ func summarize(runs []runResult, targets []target) []benchSumRow {
 			}
 			row.Extra[k] = col(func(r runResult) float64 { return r.Extra[k] })
 		}
+		if t.kind != "native" {
+			var ratios []float64
+			for _, r := range rs {
+				if n := nativeByRound[r.Round]; n > 0 {
+					ratios = append(ratios, headline(r)/n)
+				}
+			}
+			if len(ratios) > 0 {
+				vs := statOf(ratios)
+				row.VsNative = &vs
+			}
+		}
 		rows = append(rows, row)
 	}
 	return rows
@@ -172,10 +210,33 @@ func printBenchTable(w io.Writer, res *benchResults) {
 		c.Workload, c.Journal, c.Clients, c.Duration, c.Rounds)
 	fmt.Fprintf(w, "machine: %s, %d CPUs, %s, crc32c %s\n\n", res.Machine.CPU, res.Machine.CPUs, res.Machine.Kernel, res.Machine.CksumImpl)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tMB/s\tfsync p50 µs\tfsync p99 µs\tlog forces\trecords\tmean record\tcrc calls/rec\tbytes summed\tfsyncs/force\tcksum % CPU (profile)\tcksum % CPU (counters)\t")
+	mariadb := c.Workload == "mariadb"
+	vsNative := slices.ContainsFunc(res.Summary, func(r benchSumRow) bool { return r.VsNative != nil })
+	head, headFormat := []string{"target", "MB/s"}, "%.1f"
+	if mariadb {
+		head, headFormat = []string{"target", "TPS"}, "%.0f"
+	}
+	if vsNative {
+		head = append(head, "× native")
+	}
+	if mariadb {
+		head = append(head, "p95 ms")
+	}
+	head = append(head, "fsync p50 µs", "fsync p99 µs", "log forces", "records", "mean record", "crc calls/rec", "bytes summed", "fsyncs/force", "cksum % CPU (profile)", "cksum % CPU (counters)")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range res.Summary {
 		n := r.Rounds
-		row := []string{r.Target, fmtStat(r.MBps, n, "%.1f")}
+		row := []string{r.Target, fmtStat(headlineStat(r), n, headFormat)}
+		if vsNative {
+			if r.VsNative != nil {
+				row = append(row, fmtStat(*r.VsNative, n, "%.2f"))
+			} else {
+				row = append(row, "–")
+			}
+		}
+		if mariadb {
+			row = append(row, fmtStat(r.Extra["p95_ms"], n, "%.2f"))
+		}
 		if r.FsyncP50us.Median > 0 {
 			row = append(row, fmtStat(r.FsyncP50us, n, "%.0f"), fmtStat(r.FsyncP99us, n, "%.0f"))
 		} else {
@@ -192,6 +253,12 @@ func printBenchTable(w io.Writer, res *benchResults) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	if mariadb {
+		fmt.Fprintf(w, "\nTPS and p95 ms: sysbench oltp_write_only, %d tables × %d rows, %d threads\n", c.Tables, c.TableSize, c.Clients)
+	}
+	if vsNative {
+		fmt.Fprintln(w, "× native: the target's throughput ÷ native's in the same round")
+	}
 	if len(res.Summary) > 0 {
 		src := res.Summary[0].FsyncSource
 		if src == "filesystem" {
@@ -223,7 +290,7 @@ func benchSVG(res *benchResults) []byte {
 	h2 := 40 + rowH*2*nx
 	height := h1 + gap + h2 + 30
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+barW+140, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+barW+200, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	title := fmt.Sprintf("xlogfs bench — %s, journal %s, %d clients, %d rounds", res.Config.Workload, res.Config.Journal, res.Config.Clients, res.Config.Rounds)
 	fmt.Fprintf(&b, `<text x="10" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", xmlEscape(title))
@@ -244,19 +311,27 @@ func benchSVG(res *benchResults) []byte {
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="18" fill="%s"/>`+"\n", left, y+2, wm, it.color)
 			x1, x2 := left+int(it.s.Min/hi*barW), left+int(it.s.Max/hi*barW)
 			fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", x1, y+11, x2, y+11)
-			fmt.Fprintf(&b, `<text x="%.0f" y="%d">%s</text>`+"\n", float64(left)+max(wm, float64(x2-left))+6, y+15, xmlEscape(fmt.Sprintf(unit, it.s.Median)))
+			fmt.Fprintf(&b, `<text x="%.0f" y="%d">%s</text>`+"\n", float64(left)+max(wm, float64(x2-left))+6, y+15, xmlEscape(fmt.Sprintf(unit, it.s.Median)+it.note))
 		}
 	}
 	var tput, share []svgBar
 	colors := map[bool]string{true: "#4878a8", false: "#a0a0a0"}
+	tputHeading, tputUnit := "throughput, MB/s (median; line: min–max)", "%.1f MB/s"
+	if res.Config.Workload == "mariadb" {
+		tputHeading, tputUnit = "sysbench oltp_write_only, transactions/s (median; line: min–max)", "%.0f TPS"
+	}
 	for _, r := range rows {
-		tput = append(tput, svgBar{r.Target, r.MBps, colors[r.IsXlogfs]})
+		bar := svgBar{r.Target, headlineStat(r), colors[r.IsXlogfs], ""}
+		if r.VsNative != nil {
+			bar.note = fmt.Sprintf(" (%.2f× native)", r.VsNative.Median)
+		}
+		tput = append(tput, bar)
 		if r.IsXlogfs { // baselines have no checksum to share out
-			share = append(share, svgBar{r.Target + " profile", scale(r.ShareProfile, 100), "#d0703c"},
-				svgBar{r.Target + " counters", scale(r.ShareCounters, 100), "#e8b070"})
+			share = append(share, svgBar{r.Target + " profile", scale(r.ShareProfile, 100), "#d0703c", ""},
+				svgBar{r.Target + " counters", scale(r.ShareCounters, 100), "#e8b070", ""})
 		}
 	}
-	panel(30, "throughput, MB/s (median; line: min–max)", tput, "%.1f MB/s")
+	panel(30, tputHeading, tput, tputUnit)
 	panel(30+h1+gap-30, "checksum share of the filesystem's CPU, %", share, "%.3f %%")
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
@@ -266,6 +341,7 @@ type svgBar struct {
 	label string
 	s     stat
 	color string
+	note  string // after the value, e.g. the ratio to native
 }
 
 func xmlEscape(s string) string {

@@ -19,7 +19,7 @@ import (
 )
 
 // workloads the bench can drive.
-var workloads = []string{"builtin", "dbench"}
+var workloads = []string{"builtin", "dbench", "mariadb"}
 
 // workloadResult is what a workload reports.
 type workloadResult struct {
@@ -27,6 +27,7 @@ type workloadResult struct {
 	bytes, ops     int64
 	fsyncLatencies []time.Duration // client-measured; empty when the workload cannot see them
 	extra          map[string]float64
+	warnings       []string // things that went wrong without spoiling the result
 }
 
 func runWorkload(cfg benchConfig, dir string, t target, bar *progress, interrupted <-chan struct{}) (workloadResult, error) {
@@ -40,6 +41,10 @@ func runWorkload(cfg benchConfig, dir string, t target, bar *progress, interrupt
 		}
 	}()
 	switch cfg.Workload {
+	case "mariadb":
+		// Times its own sysbench run (setup must not eat --time), and
+		// watches interrupted itself.
+		return runMariadb(cfg, dir, bar, interrupted)
 	case "dbench":
 		return runDbench(ctx, cfg, dir, bar)
 	default:
