@@ -52,3 +52,21 @@ bench: deps build
 # (make test runs 2,000). XLOGFS_CRASH_SEED=N reruns a failing seed.
 crashtest:
 	XLOGFS_CRASH_STATES=100000 $(GO) test -run TestRandomizedCrashRecovery -v -timeout 60m ./journal
+
+# MariaDB on xlogfs under sysbench load, with the daemon killed mid-run and
+# InnoDB's recovery checked, eight times (tests/mysql_test.go, build tag
+# mysql: about a minute plus MariaDB's install, so not part of "make test").
+# Installs mariadb-server and sysbench when missing; the test runs a mariadbd
+# of its own on the mount, never the system service. -count=1: a cached pass
+# of a crash test proves nothing.
+.PHONY: e2e-mysql
+e2e-mysql: deps
+	@missing=""; \
+	{ command -v mariadbd >/dev/null 2>&1 || test -x /usr/sbin/mariadbd; } || missing="$$missing mariadb-server"; \
+	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends $$missing || { apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+	fi
+	$(GO) test -count=1 -tags mysql -run MySQL -v -timeout 30m ./tests

@@ -24,7 +24,7 @@ import (
 )
 
 const (
-	mysqlCrashRounds = 5
+	mysqlCrashRounds = 8
 	// The sysbench tables: big enough that InnoDB's page cleaner writes
 	// tablespace pages during a round, small enough to load in seconds.
 	mysqlTables, mysqlTableSize = 4, 10000
@@ -40,11 +40,12 @@ const (
 // oltp_write_only while a client commits increments of a counter row, then
 // kills the xlogfs daemon with SIGKILL mid-run (mariadbd, its files gone,
 // is killed too), clears the dead mount, remounts and starts MariaDB again,
-// mysqlCrashRounds times. Each time InnoDB's crash recovery must succeed,
-// CHECK TABLE must find every table sound, and the counter must hold at
-// least the last value the client saw committed (and at most one more: the
-// increment that may have committed unseen). At the end the store must
-// unmount cleanly and pass "xlogfs check".
+// mysqlCrashRounds times. Each time "xlogfs check" must find the crashed
+// store sound, InnoDB's crash recovery must succeed and log no error, CHECK
+// TABLE must find every table sound, and the counter must hold at least the
+// last value the client saw committed (and at most one more: the increment
+// that may have committed unseen). At the end the store must unmount
+// cleanly and pass "xlogfs check".
 func TestMySQLCrashRecovery(t *testing.T) {
 	tools := requireMySQLTools(t)
 	store, mnt := newStore(t)
@@ -63,6 +64,15 @@ func TestMySQLCrashRecovery(t *testing.T) {
 	if out, err := prepare.CombinedOutput(); err != nil {
 		t.Fatalf("sysbench prepare: %v\n%s%s", err, tail(out, 20), srv.errorLogTail())
 	}
+	// MariaDB 10.11 renames the new .frm of an ALTER (sysbench's CREATE
+	// INDEX) over the table's .frm without fsyncing the directory. A crash
+	// of the filesystem before anything forces the log past that rename
+	// loses it, as a power loss would on XFS, and CHECK TABLE then finds
+	// one index more in InnoDB than in the .frm. This test is about
+	// committed transactions under a crash, not about that gap in
+	// MariaDB's DDL: make the schema durable first, with the directory
+	// fsyncs MariaDB omits.
+	mysqlSyncDirs(t, datadir)
 
 	for round := 1; round <= mysqlCrashRounds; round++ {
 		load := startMySQLLoad(t, tools, srv, filepath.Join(runDir, fmt.Sprintf("sysbench-%d.log", round)))
@@ -71,7 +81,7 @@ func TestMySQLCrashRecovery(t *testing.T) {
 		load.waitStarted(t, mysqlLoadTimeout)
 		// A random moment in the middle of the load, not one in step
 		// with the checkpoints or InnoDB's own timers.
-		time.Sleep(time.Duration(500+rand.IntN(3000)) * time.Millisecond)
+		time.Sleep(time.Duration(500+rand.IntN(7500)) * time.Millisecond)
 
 		// The crash: the filesystem dies first, under running I/O; then
 		// mariadbd, which cannot go on without its files, before the
@@ -85,14 +95,23 @@ func TestMySQLCrashRecovery(t *testing.T) {
 		lastSeen, commits := counter.stop()
 		load.stop()
 
+		// The crashed store must be sound before the mount recovers it.
+		xlogfsLog := mysqlFirstLine(checkStore(t, store, false), "log: ")
 		m = m.remount(t)
 		srv = startMySQLServer(t, tools, datadir, runDir, fmt.Sprintf("recovery-%d", round))
-		if log := srv.errorLog(); !strings.Contains(log, "crash recovery") && !strings.Contains(log, "Starting final batch to recover") {
-			t.Logf("round %d: mariadbd's log shows no InnoDB crash recovery (the crash left nothing to redo?)", round)
+		innodbRecovery := mysqlFirstLine(srv.errorLog(), "InnoDB: Starting crash recovery")
+		if innodbRecovery == "" {
+			innodbRecovery = "no InnoDB crash recovery (nothing to redo?)"
+		}
+		for _, line := range strings.Split(srv.errorLog(), "\n") {
+			if strings.Contains(line, "[ERROR]") {
+				t.Errorf("round %d: mariadbd's recovery logged an error: %s", round, line)
+			}
 		}
 		srv.checkTables(t, round)
 		recovered := srv.queryInt(t, "select n from sbtest.counter where id = 1")
-		t.Logf("round %d: %d counter commits seen, last committed value seen %d, recovered %d", round, commits, lastSeen, recovered)
+		t.Logf("round %d: %d counter commits seen, last committed value seen %d, recovered %d\n\txlogfs check of the crashed store: %s\n\tmariadbd: %s",
+			round, commits, lastSeen, recovered, xlogfsLog, innodbRecovery)
 		switch {
 		case recovered < lastSeen:
 			t.Errorf("round %d: the counter recovered as %d, but the client saw %d committed: a committed transaction was lost", round, recovered, lastSeen)
@@ -149,6 +168,28 @@ func mysqlInstallDatadir(t testing.TB, tools map[string]string, datadir string) 
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--datadir="+datadir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mariadb-install-db --datadir=%s: %v\n%s", datadir, err, tail(out, 20))
+	}
+}
+
+// mysqlSyncDirs fsyncs dir and every directory under it.
+func mysqlSyncDirs(t testing.TB, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -471,6 +512,17 @@ func (c *mysqlCounter) stop() (lastSeen int64, commits int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastSeen, c.commits
+}
+
+// mysqlFirstLine is the first line of text that contains substr, trimmed,
+// or "" if none does.
+func mysqlFirstLine(text, substr string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, substr) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // mysqlLockedBuffer is a bytes.Buffer that a process's output goroutine and
