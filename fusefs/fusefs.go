@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,6 +76,7 @@ type node struct {
 	fs.Inode
 	fsys *journal.FS
 	ino  journal.Ino
+	held atomic.Bool // this go-fuse inode holds the journal inode (see child)
 }
 
 var (
@@ -99,6 +101,8 @@ var (
 	_ fs.NodeListxattrer   = (*node)(nil)
 	_ fs.NodeRemovexattrer = (*node)(nil)
 	_ fs.NodeAllocater     = (*node)(nil)
+	_ fs.NodeOnForgetter   = (*node)(nil)
+	_ fs.NodeTmpfiler      = (*node)(nil)
 )
 
 // errno turns a journal error into the errno FUSE returns.
@@ -126,10 +130,46 @@ func fillAttr(a journal.Attr, out *fuse.Attr) {
 }
 
 // child returns the go-fuse inode for a journal inode, creating it the
-// first time; go-fuse keys inodes by StableAttr.Ino, so hard links share one.
+// first time; go-fuse keys inodes by StableAttr.Ino, so hard links share
+// one. A new go-fuse inode holds its journal inode until the kernel forgets
+// it (OnForget): an unlinked file or removed directory the kernel still
+// reaches (an open descriptor, a cwd, a cached inode) keeps answering with
+// nlink 0 instead of vanishing. The kernel serializes lookups and removals
+// of a name on its directory's lock, so nothing frees the inode between the
+// journal's answer and the hold.
 func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
 	fillAttr(a, &out.Attr)
-	return n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	if cn, ok := ch.Operations().(*node); ok && !cn.held.Swap(true) {
+		n.fsys.Hold(a.Ino)
+	}
+	return ch
+}
+
+// OnForget: the kernel no longer knows the inode; drop the hold. go-fuse
+// may call it again for a node revived in between (then child held it
+// again), never twice for one hold.
+func (n *node) OnForget() {
+	if n.held.Swap(false) {
+		n.fsys.Unhold(n.ino)
+	}
+}
+
+// Tmpfile serves open(O_TMPFILE): a regular file with no name, freed at
+// its last close unless linkat gives it one.
+func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
+	a, err := n.fsys.CreateTmpfile(n.ino, mode, uid, gid)
+	if err != nil {
+		return nil, nil, 0, errno(err)
+	}
+	ch := n.child(ctx, a, out)
+	var fflags uint32
+	if flags&syscall.O_DIRECT != 0 {
+		fflags |= fuse.FOPEN_DIRECT_IO
+	}
+	// CreateTmpfile counted this open already.
+	return ch, &handle{n: ch.Operations().(*node)}, fflags, 0
 }
 
 func (n *node) isRoot() bool { return n.ino == journal.RootIno }
@@ -336,7 +376,17 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 	return uint32(copy(dest, v)), 0
 }
 
+// aclXattrs are the POSIX ACL attributes. Without FUSE_POSIX_ACL the kernel
+// hands them to us as plain xattrs and would never apply them to the mode;
+// storing them inert would make "cp -a" leave files with the wrong
+// permissions. Refusing them (EOPNOTSUPP, "no ACLs here") makes tools fall
+// back to chmod.
+var aclXattrs = map[string]bool{"system.posix_acl_access": true, "system.posix_acl_default": true}
+
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	if aclXattrs[attr] {
+		return syscall.EOPNOTSUPP
+	}
 	return errno(n.fsys.SetXattr(n.ino, attr, data, flags))
 }
 

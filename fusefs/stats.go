@@ -22,7 +22,11 @@ var (
 	_ fs.NodeGetattrer = (*statsNode)(nil)
 	_ fs.NodeOpener    = (*statsNode)(nil)
 	_ fs.NodeReader    = (*statsNode)(nil)
+	_ fs.NodeFsyncer   = (*statsNode)(nil)
 )
+
+// Fsync of .stats has nothing to make durable.
+func (s *statsNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno { return 0 }
 
 func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
 	s := &statsNode{fsys: n.fsys}

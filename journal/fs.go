@@ -83,6 +83,7 @@ type Recovery struct {
 // FS is a mounted store: the live model plus the log.
 type FS struct {
 	dir      string
+	lock     *os.File // flock on the superblock while mounted
 	sb       *Superblock
 	opts     Options
 	dataDir  string
@@ -123,11 +124,12 @@ type FS struct {
 	afterCommit func(tid uint32, op *Op)
 }
 
-// inodeState is what the filesystem keeps per inode besides metadata: the
-// open count, the data file, and the LSNs a fsync must force.
+// inodeState is what the filesystem keeps per inode besides metadata: who
+// uses it, the data file, and the LSNs a fsync must force.
 type inodeState struct {
-	mu        sync.Mutex // orders data-file I/O with the transactions describing it
-	opens     int
+	mu        sync.Mutex   // orders data-file I/O with the transactions describing it
+	opens     atomic.Int32 // open file handles
+	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
 	file      *os.File
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
@@ -143,11 +145,20 @@ type freedInode struct {
 // Open mounts the store in dir: it loads the checkpoint, recovers the log
 // (replaying committed transactions, cutting a torn tail, refusing
 // corruption), writes a fresh checkpoint, and starts the log.
-func Open(dir string, opts Options) (*FS, error) {
+func Open(dir string, opts Options) (_ *FS, err error) {
 	sb, err := ReadSuperblock(dir)
 	if err != nil {
 		return nil, err
 	}
+	lock, err := lockStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	ck, err := ReadCheckpoint(dir)
 	if err != nil {
 		return nil, err
@@ -175,7 +186,26 @@ func Open(dir string, opts Options) (*FS, error) {
 		dev.Close()
 		return nil, err
 	}
+	fs.lock = lock
 	return fs, nil
+}
+
+// lockStore takes an exclusive lock on the store for a mount's life: two
+// mounts of one store would allocate the same inode numbers and write the
+// same log. The lock dies with the process, so a crash never leaves it.
+func lockStore(dir string) (*os.File, error) {
+	f, err := os.Open(filepath.Join(dir, superblockName))
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if err == unix.EWOULDBLOCK {
+			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
+		}
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return f, nil
 }
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
@@ -392,12 +422,27 @@ func (fs *FS) Close() error {
 	// checkpoint can let it finish.
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.closed.Swap(true) {
+	if fs.closed.Load() {
 		return nil
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
-	err := fs.checkpoint(true)
+	// Whoever held or had open the unlinked inodes is gone with the
+	// mount: free them now, so the store is left without orphans.
+	var err error
+	for _, ino := range slices.Sorted(maps.Keys(fs.model.Inodes)) {
+		if fs.model.Inodes[ino].Nlink == 0 && ino != RootIno && err == nil {
+			op := Op{Type: OpFree, Ino: ino}
+			var lsn logbuf.LSN
+			if lsn, err = fs.commitLocked(&op); err == nil {
+				fs.forget(ino, lsn)
+			}
+		}
+	}
+	fs.closed.Store(true)
+	if err == nil {
+		err = fs.checkpoint(true)
+	}
 	if err == nil {
 		err = fs.x.writeUnmount()
 	}
@@ -406,6 +451,7 @@ func (fs *FS) Close() error {
 	if cerr := fs.x.dev.Close(); err == nil {
 		err = cerr
 	}
+	fs.lock.Close()
 	return err
 }
 
@@ -421,6 +467,7 @@ func (fs *FS) Abandon() {
 	fs.x.stop()
 	fs.closeFiles()
 	fs.x.dev.Close()
+	fs.lock.Close()
 }
 
 func (fs *FS) closeFiles() {

@@ -93,7 +93,7 @@ func (fs *FS) Unlink(parent Ino, name string) error {
 	if err != nil {
 		return err
 	}
-	op := Op{Type: OpUnlink, Parent: parent, Name: name, Ctime: nowNanos(), Free: in.Nlink == 1 && !fs.isOpen(in.Ino)}
+	op := Op{Type: OpUnlink, Parent: parent, Name: name, Ctime: nowNanos(), Free: in.Nlink == 1 && !fs.inUse(in.Ino)}
 	return fs.commitRemoval(&op, in.Ino)
 }
 
@@ -105,7 +105,7 @@ func (fs *FS) Rmdir(parent Ino, name string) error {
 	if err != nil {
 		return err
 	}
-	op := Op{Type: OpRmdir, Parent: parent, Name: name, Ctime: nowNanos(), Free: true}
+	op := Op{Type: OpRmdir, Parent: parent, Name: name, Ctime: nowNanos(), Free: !fs.inUse(in.Ino)}
 	return fs.commitRemoval(&op, in.Ino)
 }
 
@@ -123,7 +123,7 @@ func (fs *FS) Rename(oldParent Ino, oldName string, newParent Ino, newName strin
 		}
 		if dst, err := fs.model.Lookup(newParent, newName); err == nil && dst.Ino != src.Ino {
 			victim = dst.Ino
-			op.Free = dst.IsDir() || dst.Nlink == 1 && !fs.isOpen(dst.Ino)
+			op.Free = (dst.IsDir() || dst.Nlink == 1) && !fs.inUse(dst.Ino)
 		}
 	}
 	return fs.commitRemoval(&op, victim)
@@ -157,11 +157,18 @@ func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
 	fs.freedMu.Unlock()
 }
 
-func (fs *FS) isOpen(ino Ino) bool {
+// inUse reports whether an inode is open or held: then losing its last
+// link does not free it; its last Release or Unhold does.
+func (fs *FS) inUse(ino Ino) bool {
+	st := fs.existingState(ino)
+	return st != nil && (st.opens.Load() > 0 || st.holds.Load() > 0)
+}
+
+// existingState returns the per-inode state if there is one.
+func (fs *FS) existingState(ino Ino) *inodeState {
 	fs.statesMu.Lock()
 	defer fs.statesMu.Unlock()
-	st := fs.states[ino]
-	return st != nil && st.opens > 0
+	return fs.states[ino]
 }
 
 // Readlink returns a symlink's target.
@@ -205,41 +212,66 @@ func (fs *FS) Parent(ino Ino) (Ino, error) {
 	return d.Parent, nil
 }
 
-// Open counts an open of ino: an unlinked inode lives until its last Release.
+// Open counts an open of ino: an unlinked inode lives until its last
+// Release. The check and the count happen under the model lock, so an
+// unlink or rename either sees the open or happens before it (ENOENT).
 func (fs *FS) Open(ino Ino) error {
 	fs.mu.RLock()
-	in := fs.model.Inodes[ino]
-	fs.mu.RUnlock()
-	if in == nil {
+	defer fs.mu.RUnlock()
+	if fs.model.Inodes[ino] == nil {
 		return syscall.ENOENT
 	}
-	st := fs.state(ino)
-	st.mu.Lock()
-	st.opens++
-	st.mu.Unlock()
+	fs.state(ino).opens.Add(1)
 	return nil
 }
 
-// Release undoes an Open. The last release of an unlinked inode frees it.
+// Release undoes an Open. The last release of an unlinked, unheld inode
+// frees it.
 func (fs *FS) Release(ino Ino) error {
-	st := fs.state(ino)
-	st.mu.Lock()
-	if st.opens > 0 {
-		st.opens--
-	}
-	last := st.opens == 0
-	if last && st.file != nil {
-		st.file.Close()
-		st.file = nil
-	}
-	st.mu.Unlock()
-	if !last {
+	st := fs.existingState(ino)
+	if st == nil {
 		return nil
 	}
+	if st.opens.Add(-1) <= 0 {
+		st.opens.Store(0)
+		st.mu.Lock()
+		st.doneWithFile()
+		st.mu.Unlock()
+	}
+	return fs.maybeFree(ino)
+}
+
+// Hold records that the caller keeps a reference to ino — fusefs holds
+// every inode the kernel knows, until the kernel forgets it — so that an
+// unlinked file or removed directory still reachable through an open
+// descriptor or a cached inode keeps answering (with nlink 0), as on any
+// local filesystem.
+func (fs *FS) Hold(ino Ino) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	if fs.model.Inodes[ino] != nil {
+		fs.state(ino).holds.Add(1)
+	}
+}
+
+// Unhold drops a Hold; the last reference to an unlinked inode frees it.
+func (fs *FS) Unhold(ino Ino) error {
+	st := fs.existingState(ino)
+	if st == nil {
+		return nil
+	}
+	if st.holds.Add(-1) < 0 {
+		st.holds.Store(0)
+	}
+	return fs.maybeFree(ino)
+}
+
+// maybeFree frees ino if it has no links and nobody uses it.
+func (fs *FS) maybeFree(ino Ino) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	in := fs.model.Inodes[ino]
-	if in == nil || in.Nlink > 0 || fs.isOpen(ino) {
+	if in == nil || in.Nlink > 0 || ino == RootIno || fs.inUse(ino) {
 		return nil
 	}
 	op := Op{Type: OpFree, Ino: ino}
@@ -249,6 +281,20 @@ func (fs *FS) Release(ino Ino) error {
 	}
 	fs.forget(ino, lsn)
 	return nil
+}
+
+// CreateTmpfile makes a regular file with no name (O_TMPFILE), open once:
+// its Release frees it unless Link gave it a name meanwhile.
+func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	op := Op{Type: OpCreate, Parent: parent, Ino: fs.model.NextIno, Mode: mode&^ModeType | ModeReg,
+		UID: uid, GID: gid, Ctime: nowNanos()}
+	if _, err := fs.commitLocked(&op); err != nil {
+		return Attr{}, errno(err)
+	}
+	fs.state(op.Ino).opens.Add(1)
+	return attrOf(fs.model.Inodes[op.Ino]), nil
 }
 
 // dataFile returns the open data file of a regular file, opening (and
@@ -271,7 +317,7 @@ func (fs *FS) dataFile(ino Ino, st *inodeState) (*os.File, error) {
 
 // doneWithFile closes the data file again if nobody has the inode open.
 func (st *inodeState) doneWithFile() {
-	if st.opens == 0 && st.file != nil {
+	if st.opens.Load() == 0 && st.file != nil {
 		st.file.Close()
 		st.file = nil
 	}
@@ -593,8 +639,18 @@ func (fs *FS) Statfs() (Statfs, error) {
 	if err := unix.Statfs(fs.dataDir, &s); err != nil {
 		return Statfs{}, errno(err)
 	}
+	// Inodes with names, or open: an unlinked file lives on while open, as
+	// on any filesystem. Unlinked ones only the kernel's cache still holds
+	// are on their way out and are not counted.
 	fs.mu.RLock()
-	n := uint64(len(fs.model.Inodes))
+	var n uint64
+	for ino, in := range fs.model.Inodes {
+		if in.Nlink > 0 {
+			n++
+		} else if st := fs.existingState(ino); st != nil && st.opens.Load() > 0 {
+			n++
+		}
+	}
 	fs.mu.RUnlock()
 	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: uint32(s.Bsize),
 		Files: n + 1<<20, Ffree: 1 << 20, NameLen: MaxNameLen}, nil

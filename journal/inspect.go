@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/xlogfs/xlogfs/logbuf"
+	"golang.org/x/sys/unix"
 )
 
 // LogReport is what a store holds, read without changing anything: for
@@ -27,6 +28,7 @@ type LogReport struct {
 	ReplayErr  error           // replay onto the checkpoint failed
 	Model      *Model          // the metadata after replay
 	Problems   []string        // inconsistencies found in the replayed metadata
+	Mounted    bool            // another process holds the store: what was read may be moving
 }
 
 // Inspect reads a store's superblock, checkpoint and log and replays the
@@ -37,6 +39,10 @@ func Inspect(dir string) (*LogReport, error) {
 		return nil, err
 	}
 	rep := &LogReport{Superblock: sb}
+	if f, err := os.Open(filepath.Join(dir, superblockName)); err == nil {
+		defer f.Close()
+		rep.Mounted = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil
+	}
 	ck, err := ReadCheckpoint(dir)
 	if err != nil {
 		return rep, err
@@ -83,7 +89,7 @@ func readLog(dir string, sb *Superblock) ([]byte, error) {
 // acknowledged: no corruption, replay works, the metadata is consistent.
 // A torn tail is sound: those records were never acknowledged.
 func (r *LogReport) Sound() bool {
-	return r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0
+	return !r.Mounted && r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0
 }
 
 // Repair cuts the log at the bad record: it zeroes the bad record and
@@ -93,6 +99,11 @@ func Repair(dir string, r *LogReport) error {
 	if r.Bad == nil {
 		return nil
 	}
+	lock, err := lockStore(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	dev, err := OpenFileDevice(filepath.Join(dir, logName))
 	if err != nil {
 		return err

@@ -104,6 +104,16 @@ func (m *Model) dir(ino Ino) (*Inode, error) {
 	return d, nil
 }
 
+// liveDir returns directory ino if entries can still be added to it: not
+// a directory that was removed while something still held it.
+func (m *Model) liveDir(ino Ino) (*Inode, error) {
+	d, err := m.dir(ino)
+	if err == nil && d.Nlink == 0 {
+		return nil, syscall.ENOENT
+	}
+	return d, err
+}
+
 // Lookup returns the inode named name in directory parent.
 func (m *Model) Lookup(parent Ino, name string) (*Inode, error) {
 	d, err := m.dir(parent)
@@ -148,15 +158,23 @@ func (m *Model) Apply(op *Op) error {
 	return syscall.EINVAL
 }
 
+// create makes an inode named Name in Parent; an empty Name makes an
+// O_TMPFILE: a regular file with no link, alive while open.
 func (m *Model) create(op *Op) error {
-	if err := CheckName(op.Name); err != nil {
-		return err
+	tmpfile := op.Name == ""
+	if tmpfile && op.Mode&ModeType != ModeReg {
+		return syscall.EINVAL
 	}
-	d, err := m.dir(op.Parent)
+	if !tmpfile {
+		if err := CheckName(op.Name); err != nil {
+			return err
+		}
+	}
+	d, err := m.liveDir(op.Parent)
 	if err != nil {
 		return err
 	}
-	if _, ok := d.Entries[op.Name]; ok {
+	if _, ok := d.Entries[op.Name]; ok && !tmpfile {
 		return syscall.EEXIST
 	}
 	if op.Ino < m.NextIno || m.Inodes[op.Ino] != nil {
@@ -186,6 +204,10 @@ func (m *Model) create(op *Op) error {
 	}
 	m.Inodes[op.Ino] = in
 	m.NextIno = op.Ino + 1
+	if tmpfile {
+		in.Nlink = 0
+		return nil
+	}
 	d.Entries[op.Name] = op.Ino
 	d.Mtime, d.Ctime = op.Ctime, op.Ctime
 	return nil
@@ -202,13 +224,12 @@ func (m *Model) link(op *Op) error {
 	if in.IsDir() {
 		return syscall.EPERM
 	}
-	if in.Nlink == 0 {
-		return syscall.ENOENT // linkat of an unlinked file (no AT_EMPTY_PATH here)
-	}
+	// An inode without links gets here only as an O_TMPFILE being linked
+	// in (the kernel refuses linkat of other unlinked files).
 	if in.Nlink >= 65000 {
 		return syscall.EMLINK
 	}
-	d, err := m.dir(op.Parent)
+	d, err := m.liveDir(op.Parent)
 	if err != nil {
 		return err
 	}
@@ -297,7 +318,7 @@ func (m *Model) rename(op *Op) error {
 	if err != nil {
 		return err
 	}
-	nd, err := m.dir(op.NewParent)
+	nd, err := m.liveDir(op.NewParent)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ and transactions that will be lost.`)
 	if err != nil {
 		return err
 	}
+	if rep.Mounted {
+		fmt.Println("store: MOUNTED (another process holds it): unmount it first; what follows may be moving under us")
+	}
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
 	fmt.Printf("checkpoint: ok (#%d, tail %v, %d inodes, last tid %#x)\n", ck.Seq, ck.TailLSN, len(ck.Model.Inodes), ck.LastTID)

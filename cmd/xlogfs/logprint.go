@@ -77,6 +77,9 @@ saying what is wrong and where.`)
 	if err != nil {
 		return err
 	}
+	if rep.Mounted {
+		fmt.Fprintf(os.Stderr, "xlogfs logprint: %s is mounted: the log may be changing as it is read\n", pos[0])
+	}
 	out := buildLog(pos[0], rep, *ops || *asJSON, *txs)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)

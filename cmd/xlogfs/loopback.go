@@ -59,7 +59,7 @@ uses it as the FUSE baseline it compares xlogfs against.`)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		server.Unmount()
+		unmountOrDetach(server.Unmount, pos[1], func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
 	}()
 	rep.done(nil, os.DevNull)
 	server.Wait()

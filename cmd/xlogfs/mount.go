@@ -274,9 +274,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	go func() {
 		s := <-sigs
 		rep.logf("%v: unmounting %s", s, mnt)
-		if err := server.Unmount(); err != nil {
-			rep.logf("unmount %s: %v (busy? it unmounts once the last user leaves)", mnt, err)
-		}
+		unmountOrDetach(server.Unmount, mnt, rep.logf)
 	}()
 	rep.done(nil, logPath)
 	server.Wait()
@@ -311,4 +309,22 @@ func publishStats(jfs *journal.FS) {
 	statsOnce.Do(func() {
 		expvar.Publish("xlogfs", expvar.Func(func() any { return jfs.Stats() }))
 	})
+}
+
+// unmountOrDetach unmounts mnt, retrying for a few seconds while it is busy
+// (a just-closed file's release may still be on its way), then detaches it
+// lazily: it disappears from the namespace at once and the daemon finishes
+// (checkpoint, unmount record) when its last user lets go.
+func unmountOrDetach(unmount func() error, mnt string, logf func(string, ...any)) {
+	var err error
+	for range 15 {
+		if err = unmount(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	logf("unmount %s: %v; detaching it lazily (fusermount3 -u -z): the daemon exits once its last user leaves", mnt, err)
+	if out, err := exec.Command("fusermount3", "-u", "-z", mnt).CombinedOutput(); err != nil {
+		logf("fusermount3 -u -z %s: %v: %s", mnt, err, strings.TrimSpace(string(out)))
+	}
 }
