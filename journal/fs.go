@@ -363,8 +363,24 @@ func (fs *FS) dataPath(ino Ino) string {
 	return filepath.Join(fs.dataDir, strconv.FormatUint(uint64(ino), 10))
 }
 
+// withDataFile runs f on ino's data file, opened for the call, creating
+// the file if it does not exist yet.
 func (fs *FS) withDataFile(ino Ino, f func(*os.File) error) error {
-	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE, 0o600)
+	return fs.onDataFile(ino, os.O_CREATE, f)
+}
+
+// withDataFileIfExists is withDataFile for a file that may be gone (freed
+// since): then it does nothing.
+func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
+	err := fs.onDataFile(ino, 0, f)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (fs *FS) onDataFile(ino Ino, flags int, f func(*os.File) error) error {
+	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
 	if err != nil {
 		return err
 	}
@@ -656,21 +672,6 @@ func (fs *FS) syncDataFiles() error {
 		}
 	}
 	return syncDir(fs.dataDir)
-}
-
-func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
-	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // freed since
-	}
-	if err != nil {
-		return err
-	}
-	err = f(file)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func (fs *FS) markDirty(ino Ino) {

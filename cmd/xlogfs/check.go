@@ -38,15 +38,8 @@ and transactions that will be lost.`)
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
 	fmt.Printf("checkpoint: ok (#%d, tail %v, %d inodes, last tid %#x)\n", ck.Seq, ck.TailLSN, len(ck.Model.Inodes), ck.LastTID)
-	state := "dirty: a mount replays it"
-	switch {
-	case rep.Clean:
-		state = "clean (ends with an unmount record)"
-	case len(rep.Records) == 0:
-		state = "empty"
-	}
 	fmt.Printf("log: %d valid records from %v to head %v, %s; %d transactions to replay, %d incomplete\n",
-		len(rep.Records), ck.TailLSN, rep.Head, state, rep.Replayed, rep.Dropped)
+		len(rep.Records), ck.TailLSN, rep.Head, logState(rep.Clean, len(rep.Records)), rep.Replayed, rep.Dropped)
 	sound := rep.Sound()
 	switch {
 	case rep.Corrupt != nil:

@@ -181,14 +181,7 @@ func buildLog(dir string, rep *journal.LogReport, withOps, withTxs bool) jsonLog
 }
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
-	state := "dirty: a mount replays it"
-	switch {
-	case l.Clean:
-		state = "clean: ends with an unmount record"
-	case len(l.Records) == 0:
-		state = "empty"
-	}
-	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s\n", l.Store, l.TailLSN, l.HeadLSN, state)
+	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)))
 	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s  %s\n", "LSN", "len", "ops", "crc", "computed", "status")
 	for _, r := range l.Records {
 		fmt.Fprintf(w, "%-12s %8d %6d %-10s %-10s  %s\n", r.LSN, r.Len, r.NumOps, r.CRC, r.ComputedCRC, r.Status)
@@ -230,4 +223,15 @@ func joinOps(ops []string) string {
 		s += o
 	}
 	return s
+}
+
+// logState says in words what a mount will make of a log.
+func logState(clean bool, records int) string {
+	switch {
+	case clean:
+		return "clean (ends with an unmount record)"
+	case records == 0:
+		return "empty"
+	}
+	return "dirty: a mount replays it"
 }
