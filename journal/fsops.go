@@ -542,7 +542,7 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// side by side, so an fsync costs one device flush of latency, not two.
 	var dataErr error
 	var wg sync.WaitGroup
-	if fs.opts.Journal == JournalMeta && in.IsRegular() {
+	if fs.opts.Journal == JournalMeta && in.IsRegular() && st.isDataDirty() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -555,6 +555,12 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 		return errno(dataErr)
 	}
 	return errno(logErr)
+}
+
+func (st *inodeState) isDataDirty() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.dataDirty
 }
 
 // syncData makes a data file's written bytes, and its name in the data
