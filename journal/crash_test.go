@@ -350,7 +350,9 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 	}
 	t.Logf("%d crash states: %d with a torn tail cut, %d replayed transactions, %d from a wrapped log; %d checkpoints",
 		cs.recovered, cs.torn, cs.replayed, cs.wrapped, cs.checkpoints)
-	if cs.torn == 0 || cs.replayed == 0 || cs.wrapped == 0 || cs.checkpoints == 0 {
+	// A full run must have covered every kind of state; a -short run of a
+	// few hundred may by chance have missed one.
+	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.wrapped == 0 || cs.checkpoints == 0) {
 		t.Errorf("the crash states did not cover torn tails, replay, wrapped logs and checkpoints: %+v", cs)
 	}
 }
