@@ -56,6 +56,11 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 			Options:    []string{"default_permissions"},
 			Debug:      o.Debug,
 			MaxWrite:   1 << 20,
+			// With HANDLE_KILLPRIV_V2 the kernel leaves clearing
+			// set-user/group-ID bits on write to us instead of asking for
+			// security.capability (a GETXATTR round trip) before every
+			// write; see handle.Write.
+			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -211,6 +216,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if sz, ok := in.GetSize(); ok {
 		s.Mask |= journal.SetSize
 		s.Size = int64(sz)
+		n.killSetID(ctx)
 	}
 	if t, ok := in.GetATime(); ok {
 		s.Mask |= journal.SetAtime
@@ -226,6 +232,28 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	}
 	fillAttr(a, &out.Attr)
 	return 0
+}
+
+// killSetID clears the set-user-ID bit, and set-group-ID with group
+// execute, when someone other than root writes or truncates the file: the
+// kernel leaves that to us under HANDLE_KILLPRIV_V2 (see Mount), as
+// should_remove_suid does for local filesystems (root standing in for
+// CAP_FSETID).
+func (n *node) killSetID(ctx context.Context) {
+	if c, ok := fuse.FromContext(ctx); !ok || c.Uid == 0 {
+		return
+	}
+	a, err := n.fsys.GetAttr(n.ino)
+	if err != nil {
+		return
+	}
+	kill := a.Mode & syscall.S_ISUID
+	if a.Mode&(syscall.S_ISGID|syscall.S_IXGRP) == syscall.S_ISGID|syscall.S_IXGRP {
+		kill |= syscall.S_ISGID
+	}
+	if kill != 0 {
+		n.fsys.SetAttr(n.ino, journal.SetAttrIn{Mask: journal.SetMode, Mode: a.Mode &^ kill})
+	}
 }
 
 // owner is who creates an inode in directory n: the caller, with the

@@ -33,6 +33,7 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 }
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	h.n.killSetID(ctx)
 	n, err := h.n.fsys.Write(h.n.ino, data, off)
 	return uint32(n), errno(err)
 }
