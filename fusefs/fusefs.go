@@ -32,6 +32,10 @@ type Options struct {
 	Timeout    time.Duration // attribute and entry cache timeout; 0: DefaultTimeout
 	FsName     string        // shown in /proc/mounts; the store directory
 	Debug      bool          // log every FUSE request
+	// DirectIO opens every file with FOPEN_DIRECT_IO: reads and writes
+	// bypass the kernel's page cache and reach the journal one call each
+	// (O_DIRECT opens always do).
+	DirectIO bool
 }
 
 // DefaultTimeout is how long the kernel may cache attributes and entries.
@@ -46,7 +50,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	root := &node{fsys: jfs, ino: journal.RootIno}
+	root := &node{fsys: jfs, ino: journal.RootIno, directIO: o.DirectIO}
 	timeout := o.Timeout
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
@@ -60,7 +64,8 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 			// set-user/group-ID bits on write to us instead of asking for
 			// security.capability (a GETXATTR round trip) before every
 			// write; see handle.Write.
-			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,
+			// DIRECT_IO_ALLOW_MMAP keeps shared mmap working on direct-I/O files.
+			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2 | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -82,6 +87,8 @@ type node struct {
 	fsys *journal.FS
 	ino  journal.Ino
 	held atomic.Bool // this go-fuse inode holds the journal inode (see child)
+	// directIO: open every file with FOPEN_DIRECT_IO (Options.DirectIO)
+	directIO bool
 }
 
 var (
@@ -144,7 +151,7 @@ func fillAttr(a journal.Attr, out *fuse.Attr) {
 // journal's answer and the hold.
 func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
 	fillAttr(a, &out.Attr)
-	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, directIO: n.directIO}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
 	if cn, ok := ch.Operations().(*node); ok && !cn.held.Swap(true) {
 		n.fsys.Hold(a.Ino)
 	}
@@ -169,12 +176,8 @@ func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 		return nil, nil, 0, errno(err)
 	}
 	ch := n.child(ctx, a, out)
-	var fflags uint32
-	if flags&syscall.O_DIRECT != 0 {
-		fflags |= fuse.FOPEN_DIRECT_IO
-	}
 	// CreateTmpfile counted this open already.
-	return ch, &handle{n: ch.Operations().(*node)}, fflags, 0
+	return ch, &handle{n: ch.Operations().(*node)}, n.openFlags(flags), 0
 }
 
 func (n *node) isRoot() bool { return n.ino == journal.RootIno }
@@ -452,9 +455,17 @@ func (n *node) open(flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if err := n.fsys.Open(n.ino); err != nil {
 		return nil, 0, errno(err)
 	}
-	var fflags uint32
-	if flags&syscall.O_DIRECT != 0 {
-		fflags |= fuse.FOPEN_DIRECT_IO
+	return &handle{n: n}, n.openFlags(flags), 0
+}
+
+// openFlags are the FOPEN flags of an open with these open(2) flags.
+// Cached opens keep the page cache (FOPEN_KEEP_CACHE): a file changes only
+// through this mount, whose writes the kernel's cache already reflects, so
+// dropping the cache at every open (FUSE's default) would only make each
+// open re-read the file through the daemon.
+func (n *node) openFlags(flags uint32) uint32 {
+	if n.directIO || flags&syscall.O_DIRECT != 0 {
+		return fuse.FOPEN_DIRECT_IO
 	}
-	return &handle{n: n}, fflags, 0
+	return fuse.FOPEN_KEEP_CACHE
 }

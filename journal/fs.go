@@ -90,9 +90,10 @@ type FS struct {
 	maxTxn   int // largest write region one transaction carries
 	recovery Recovery
 
-	mu    sync.RWMutex // the model; held for writing while a transaction commits
-	model *Model
-	x     *xlog
+	mu       sync.RWMutex // the model; held for writing while a transaction commits
+	model    *Model
+	unlinked map[Ino]bool // inodes without links not yet freed (open or held), under mu
+	x        *xlog
 
 	// What a checkpoint writes: the model as of the newest durable record.
 	shadowMu sync.Mutex
@@ -240,7 +241,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	}
 	fs := &FS{
 		dir: dir, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
-		model: ck.Model, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
+		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	// A transaction may carry at most an eighth of the log, so that the

@@ -138,6 +138,8 @@ func (fs *FS) commitRemoval(op *Op, ino Ino) error {
 	}
 	if op.Free && ino != 0 {
 		fs.forget(ino, lsn)
+	} else if in := fs.model.Inodes[ino]; in != nil && in.Nlink == 0 {
+		fs.unlinked[ino] = true
 	}
 	return nil
 }
@@ -152,6 +154,7 @@ func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
 	}
 	delete(fs.states, ino)
 	fs.statesMu.Unlock()
+	delete(fs.unlinked, ino) // the caller holds fs.mu
 	fs.freedMu.Lock()
 	fs.freed = append(fs.freed, freedInode{ino: ino, lsn: lsn})
 	fs.freedMu.Unlock()
@@ -294,6 +297,7 @@ func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
 		return Attr{}, errno(err)
 	}
 	fs.state(op.Ino).opens.Add(1)
+	fs.unlinked[op.Ino] = true
 	return attrOf(fs.model.Inodes[op.Ino]), nil
 }
 
@@ -676,12 +680,10 @@ func (fs *FS) Statfs() (Statfs, error) {
 	// on any filesystem. Unlinked ones only the kernel's cache still holds
 	// are on their way out and are not counted.
 	fs.mu.RLock()
-	var n uint64
-	for ino, in := range fs.model.Inodes {
-		if in.Nlink > 0 {
-			n++
-		} else if st := fs.existingState(ino); st != nil && st.opens.Load() > 0 {
-			n++
+	n := uint64(len(fs.model.Inodes))
+	for ino := range fs.unlinked {
+		if st := fs.existingState(ino); st == nil || st.opens.Load() == 0 {
+			n--
 		}
 	}
 	fs.mu.RUnlock()

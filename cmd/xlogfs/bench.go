@@ -64,9 +64,11 @@ type benchConfig struct {
 	Rounds    int           `json:"rounds"`
 	WriteSize int           `json:"write_size"`
 	Out       string        `json:"out"`
-	CksumImpl string        `json:"cksum_impl"`
-	Tables    int           `json:"tables,omitempty"`
-	TableSize int           `json:"table_size,omitempty"`
+	// extra flags for every xlogfs mount (a lever under test)
+	MountFlags []string `json:"mount_flags,omitempty"`
+	CksumImpl  string   `json:"cksum_impl"`
+	Tables     int      `json:"tables,omitempty"`
+	TableSize  int      `json:"table_size,omitempty"`
 }
 
 // target is one thing measured: an xlogfs checksum mode or a baseline.
@@ -129,6 +131,7 @@ func runBench(args []string) error {
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
 	impl := fs.String("cksum-impl", "auto", "crc32c implementation of the mounts")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
+	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
 	if _, err := parse(fs, args, 0, 0); err != nil {
@@ -178,6 +181,7 @@ func runBench(args []string) error {
 	case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
 		return errors.New("--tables and --table-size: at least 1")
 	}
+	cfg.MountFlags = strings.Fields(*mountFlags)
 	if _, err := cksum.Lookup(cfg.CksumImpl); err != nil {
 		return fmt.Errorf("--cksum-impl: %v", err)
 	}
@@ -454,7 +458,8 @@ func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted
 	switch t.kind {
 	case "xlogfs":
 		args = []string{"mount", "--foreground", "--cksum-mode", t.name, "--journal", b.cfg.Journal,
-			"--cksum-impl", b.cfg.CksumImpl, "--cpuprofile", profile, "--log", logFile, store, mnt}
+			"--cksum-impl", b.cfg.CksumImpl, "--cpuprofile", profile, "--log", logFile}
+		args = append(append(args, b.cfg.MountFlags...), store, mnt)
 	case "loopback":
 		if err := os.MkdirAll(store, 0o755); err != nil {
 			return nil, err

@@ -48,7 +48,7 @@ type mountFlags struct {
 	logbufs                  int
 	pprof, cpuprofile, log   string
 	pprofAny, allowOther, fg bool
-	debug                    bool
+	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
 }
 
@@ -70,6 +70,7 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -264,7 +265,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		defer srv.Close()
 		rep.logf("pprof at %s", srv.URL())
 	}
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug})
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug, DirectIO: f.directIO})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
