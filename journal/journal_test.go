@@ -358,3 +358,21 @@ func TestFullLogWaitsAndCloses(t *testing.T) {
 	}
 	check(t, fs.Close())
 }
+
+func TestEncodedLenBoundsEncode(t *testing.T) {
+	big := Op{Ino: 1 << 62, Parent: 1 << 62, NewParent: 1 << 62, Name: "n", NewName: "nn", Target: "t",
+		Mode: ^uint32(0), UID: ^uint32(0), GID: ^uint32(0), Rdev: ^uint32(0), Flags: ^uint32(0), Mask: ^uint32(0),
+		Off: -1 << 62, Len: 1 << 62, Size: 1 << 62, Atime: -1 << 62, Mtime: 1 << 62, Ctime: -1 << 62, Free: true, Data: []byte("data")}
+	for typ := OpType(1); typ < opMax; typ++ {
+		op := big
+		op.Type = typ
+		enc := op.Encode(nil)
+		if len(enc) > op.EncodedLen() {
+			t.Errorf("%s: encoded %d bytes, EncodedLen says at most %d", typ, len(enc), op.EncodedLen())
+		}
+		got, err := DecodeOp(enc)
+		if err != nil || got.Type != typ {
+			t.Errorf("%s: decode: %v", typ, err)
+		}
+	}
+}

@@ -183,10 +183,14 @@ func (op *Op) Encode(b []byte) []byte {
 	return b
 }
 
-// EncodedLen is an upper bound of len(op.Encode(nil)).
+// EncodedLen is an upper bound of len(op.Encode(nil)): the type byte, a
+// varint per field (or the length prefix of a byte field), and the bytes.
 func (op *Op) EncodedLen() int {
-	return 1 + 20*binary.MaxVarintLen64 + 3*binary.MaxVarintLen64 +
-		len(op.Name) + len(op.NewName) + len(op.Target) + len(op.Data)
+	n := 1 + len(op.Name) + len(op.NewName) + len(op.Target) + len(op.Data)
+	if op.Type > 0 && op.Type < opMax {
+		n += len(opFields[op.Type]) * binary.MaxVarintLen64
+	}
+	return n
 }
 
 func appendBytes(b, s []byte) []byte {

@@ -149,7 +149,10 @@ func parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error
 	}
 	if len(pos) < minPos || (maxPos >= 0 && len(pos) > maxPos) {
 		want := fmt.Sprintf("%d", minPos)
-		if maxPos != minPos {
+		switch {
+		case maxPos < 0:
+			want = fmt.Sprintf("at least %d", minPos)
+		case maxPos != minPos:
 			want = fmt.Sprintf("%d to %d", minPos, maxPos)
 		}
 		fmt.Fprintf(fs.Output(), "xlogfs: %s takes %s argument(s), got %d\n", strings.TrimPrefix(fs.Name(), "xlogfs "), want, len(pos))
