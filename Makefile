@@ -1,6 +1,10 @@
 # xlogfs — see README.md. `make bench` and `make test` are the two commands a
 # fresh Debian machine needs (run as root: they install what is missing).
 
+# Go 1.26 lives in /usr/local/go on the machines this runs on; tests that
+# build the binary run "go" themselves, so it goes on PATH for them too.
+export PATH := /usr/local/go/bin:$(PATH)
+
 GO      ?= go
 BIN     := bin/xlogfs
 GOFILES := $(shell find . -name '*.go' -not -path './bin/*')
