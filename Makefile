@@ -3,7 +3,7 @@
 
 # Go 1.26 lives in /usr/local/go on the machines this runs on; tests that
 # build the binary run "go" themselves, so it goes on PATH for them too.
-export PATH := /usr/local/go/bin:$(PATH)
+export PATH := /usr/local/go/bin:$(or $(PATH),/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 
 GO      ?= go
 BIN     := bin/xlogfs
