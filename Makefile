@@ -7,7 +7,7 @@ export PATH := /usr/local/go/bin:$(or $(PATH),/usr/local/sbin:/usr/local/bin:/us
 
 GO      ?= go
 BIN     := bin/xlogfs
-GOFILES := $(shell find . -name '*.go' -not -path './bin/*')
+GOFILES := $(wildcard *.go */*.go */*/*.go)
 
 .PHONY: all build test bench vet deps test-go test-ppc64 crashtest
 
