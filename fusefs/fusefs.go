@@ -177,7 +177,7 @@ func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	}
 	ch := n.child(ctx, a, out)
 	// CreateTmpfile counted this open already.
-	return ch, &handle{n: ch.Operations().(*node)}, n.openFlags(flags), 0
+	return ch, &handle{n: ch.Operations().(*node), direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags), 0
 }
 
 func (n *node) isRoot() bool { return n.ino == journal.RootIno }
@@ -455,7 +455,7 @@ func (n *node) open(flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if err := n.fsys.Open(n.ino); err != nil {
 		return nil, 0, errno(err)
 	}
-	return &handle{n: n}, n.openFlags(flags), 0
+	return &handle{n: n, direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags), 0
 }
 
 // openFlags are the FOPEN flags of an open with these open(2) flags.

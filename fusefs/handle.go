@@ -12,7 +12,8 @@ import (
 // unlinked file lives until its last release); reads and writes go to the
 // journal by inode.
 type handle struct {
-	n *node
+	n      *node
+	direct bool // opened with O_DIRECT: aligned writes stay direct down to the data file
 }
 
 var (
@@ -34,7 +35,11 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	h.n.killSetID(ctx)
-	n, err := h.n.fsys.Write(h.n.ino, data, off)
+	write := h.n.fsys.Write
+	if h.direct {
+		write = h.n.fsys.WriteDirect
+	}
+	n, err := write(h.n.ino, data, off)
 	return uint32(n), errno(err)
 }
 

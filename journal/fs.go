@@ -132,6 +132,8 @@ type inodeState struct {
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
 	file      *os.File
+	direct    *os.File   // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	noDirect  bool       // the filesystem under the store refused O_DIRECT
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
 	lsn       logbuf.LSN // newest transaction touching the inode
@@ -491,10 +493,7 @@ func (fs *FS) closeFiles() {
 	fs.statesMu.Lock()
 	defer fs.statesMu.Unlock()
 	for _, st := range fs.states {
-		if st.file != nil {
-			st.file.Close()
-			st.file = nil
-		}
+		st.closeFiles()
 	}
 }
 

@@ -148,9 +148,8 @@ func (fs *FS) commitRemoval(op *Op, ino Ino) error {
 // deletion once the free at lsn is durable.
 func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
 	fs.statesMu.Lock()
-	if st := fs.states[ino]; st != nil && st.file != nil {
-		st.file.Close()
-		st.file = nil
+	if st := fs.states[ino]; st != nil {
+		st.closeFiles()
 	}
 	delete(fs.states, ino)
 	fs.statesMu.Unlock()
@@ -321,9 +320,8 @@ func (fs *FS) dataFile(ino Ino, st *inodeState) (*os.File, error) {
 
 // doneWithFile closes the data file again if nobody has the inode open.
 func (st *inodeState) doneWithFile() {
-	if st.opens.Load() == 0 && st.file != nil {
-		st.file.Close()
-		st.file = nil
+	if st.opens.Load() == 0 {
+		st.closeFiles()
 	}
 }
 
@@ -387,6 +385,16 @@ func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 // data-journal mode, split into transactions of at most maxTxn bytes. The
 // inode's lock keeps data-file order and log order the same.
 func (fs *FS) Write(ino Ino, p []byte, off int64) (int, error) {
+	return fs.write(ino, p, off, false)
+}
+
+// WriteDirect is Write for a file opened with O_DIRECT: aligned writes go
+// to the data file with O_DIRECT too (see direct.go).
+func (fs *FS) WriteDirect(ino Ino, p []byte, off int64) (int, error) {
+	return fs.write(ino, p, off, true)
+}
+
+func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 	if off < 0 || off+int64(len(p)) < off {
 		return 0, syscall.EINVAL
 	}
@@ -408,7 +416,7 @@ func (fs *FS) Write(ino Ino, p []byte, off int64) (int, error) {
 	done := 0
 	for done < len(p) || len(p) == 0 {
 		piece := p[done:min(len(p), done+chunk)]
-		n, werr := f.WriteAt(piece, off+int64(done))
+		n, werr := fs.writeAt(ino, st, f, piece, off+int64(done), direct)
 		fs.markDirty(ino)
 		st.dataDirty = true
 		if (n > 0 || len(p) == 0) && !fs.writeChangesNothing(ino, off+int64(done)+int64(n)) {
