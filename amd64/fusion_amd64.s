@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tail_amd64.h"
 #include "fold_amd64.h"
 #include "shift_amd64.h"
 
@@ -50,20 +51,7 @@ l8: \
 	CMPQ   CX, $8 \
 	JAE    l8 \
 l7: \
-	TESTQ  $4, CX \
-	JZ     l3 \
-	CRC32L 0(R10), DX \
-	ADDQ   $4, R10 \
-l3: \
-	TESTQ  $2, CX \
-	JZ     l1 \
-	CRC32W 0(R10), DX \
-	ADDQ   $2, R10 \
-l1: \
-	TESTQ  $1, CX \
-	JZ     ldone \
-	CRC32B 0(R10), DX \
-ldone:
+	CRC32TAIL7(R10, CX, DX, l3, l1, ldone)
 
 // func fusedZMM(crc uint32, p []byte, iters, extra, s int) uint32
 // Raw state in and out. p is 64-byte aligned, iters >= 1, s >= 16·iters,

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tail_amd64.h"
 
 // Short inputs: one CRC32 chain. CRC32Q has latency 3 and throughput 1, so
 // a single chain runs at 8 bytes per 3 cycles; below a few dozen bytes that
@@ -38,22 +39,6 @@ tail15:
 	ADDQ   $8, SI
 
 tail7:
-	TESTQ $4, CX
-	JZ    tail3
-	CRC32L 0(SI), AX
-	ADDQ   $4, SI
-
-tail3:
-	TESTQ $2, CX
-	JZ    tail1
-	CRC32W 0(SI), AX
-	ADDQ   $2, SI
-
-tail1:
-	TESTQ $1, CX
-	JZ    done
-	CRC32B 0(SI), AX
-
-done:
+	CRC32TAIL7(SI, CX, AX, tail3, tail1, done)
 	MOVL AX, ret+32(FP)
 	RET

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tail_amd64.h"
 #include "fold_amd64.h"
 #include "shift_amd64.h"
 
@@ -71,23 +72,7 @@ reduced:
 	ADDQ   $8, SI
 
 tail7:
-	TESTQ  $4, CX
-	JZ     tail3
-	CRC32L 0(SI), AX
-	ADDQ   $4, SI
-
-tail3:
-	TESTQ  $2, CX
-	JZ     tail1
-	CRC32W 0(SI), AX
-	ADDQ   $2, SI
-
-tail1:
-	TESTQ  $1, CX
-	JZ     done
-	CRC32B 0(SI), AX
-
-done:
+	CRC32TAIL7(SI, CX, AX, tail3, tail1, done)
 	SHIFTINSSE(DI, R10, AX, R11, R12, BX, X9, X10, kloop, kdone)
 	MOVL AX, ret+32(FP)
 	RET
