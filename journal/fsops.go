@@ -84,8 +84,8 @@ func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
 }
 
 // Unlink removes parent/name, which is not a directory. An inode losing
-// its last link is freed now unless it is open; then its last Release
-// frees it.
+// its last link is freed now unless it is in use (open, or held by the
+// kernel); then its last Release or Unhold frees it.
 func (fs *FS) Unlink(parent Ino, name string) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

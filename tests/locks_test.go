@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -154,17 +153,7 @@ func TestLocks(t *testing.T) {
 // blockedOnLock reports whether /proc/locks shows process pid waiting for a
 // lock ("N: -> POSIX ADVISORY WRITE PID ...").
 func blockedOnLock(pid int) bool {
-	f, err := os.Open("/proc/locks")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 5 && fields[1] == "->" && fields[5] == fmt.Sprint(pid) {
-			return true
-		}
-	}
-	return false
+	return anyLineFields("/proc/locks", func(fields []string) bool {
+		return len(fields) > 5 && fields[1] == "->" && fields[5] == fmt.Sprint(pid)
+	})
 }

@@ -414,15 +414,22 @@ func fileSize(path string) int64 {
 
 // isMounted reports whether dir is a mount point in this mount namespace.
 func isMounted(dir string) bool {
-	f, err := os.Open("/proc/self/mounts")
+	return anyLineFields("/proc/self/mounts", func(fields []string) bool {
+		return len(fields) > 1 && unescapeMountField(fields[1]) == dir
+	})
+}
+
+// anyLineFields reports whether some line of the file at path, split into
+// fields, satisfies match (false when the file cannot be read).
+func anyLineFields(path string, match func(fields []string) bool) bool {
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 1 && unescapeMountField(fields[1]) == dir {
+		if match(strings.Fields(sc.Text())) {
 			return true
 		}
 	}
