@@ -34,7 +34,11 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 }
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	h.n.killSetID(ctx)
+	if k := h.n.killForWrite(ctx); k.Kill {
+		if err := h.n.fsys.DropPrivs(h.n.ino, k); err != nil {
+			return 0, errno(err)
+		}
+	}
 	write := h.n.fsys.Write
 	if h.direct {
 		write = h.n.fsys.WriteDirect

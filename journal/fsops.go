@@ -473,6 +473,9 @@ type SetAttrIn struct {
 	UID, GID     uint32
 	Size         int64
 	Atime, Mtime int64
+	// Kill drops set-ID bits and capabilities with the change (see
+	// KillPriv): a truncate by a caller without CAP_FSETID, a chown.
+	Kill KillPriv
 }
 
 // SetAttr changes attributes; SetSize truncates or extends a regular file.
@@ -480,7 +483,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
 		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
 	if in.Mask&SetSize == 0 {
-		if _, err := fs.commit(&op); err != nil {
+		if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 			return Attr{}, errno(err)
 		}
 		return fs.GetAttr(ino)
@@ -503,7 +506,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		// Shrinking destroys data the log cannot bring back: make the
 		// new size durable first, so a crash never recovers the old
 		// size over a data file that lost its end.
-		lsn, err := fs.commit(&op)
+		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
 			err = fs.x.force(lsn)
 		}
@@ -520,7 +523,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		return Attr{}, errno(err)
 	}
 	fs.markDirty(ino)
-	if _, err := fs.commit(&op); err != nil {
+	if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 		return Attr{}, errno(err)
 	}
 	return fs.GetAttr(ino)
