@@ -399,17 +399,11 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 	return uint32(copy(dest, v)), 0
 }
 
-// aclXattrs are the POSIX ACL attributes. Without FUSE_POSIX_ACL the kernel
-// hands them to us as plain xattrs and would never apply them to the mode;
-// storing them inert would make "cp -a" leave files with the wrong
-// permissions. Refusing them (EOPNOTSUPP, "no ACLs here") makes tools fall
-// back to chmod.
-var aclXattrs = map[string]bool{"system.posix_acl_access": true, "system.posix_acl_default": true}
-
+// Setxattr: the journal refuses names outside the Linux namespaces, and
+// system.* with them: the POSIX ACLs, which the kernel hands us as plain
+// xattrs without FUSE_POSIX_ACL and would never apply to the mode (see
+// journal's xattr.go).
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	if aclXattrs[attr] {
-		return syscall.EOPNOTSUPP
-	}
 	return errno(n.fsys.SetXattr(n.ino, attr, data, flags))
 }
 
@@ -425,6 +419,12 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 	var b []byte
 	for _, s := range names {
 		b = append(append(b, s...), 0)
+	}
+	// The kernel caps a size query's answer at XATTR_LIST_MAX, so a list
+	// longer than that (possible only in a store written before setxattr
+	// kept to it) gets E2BIG, for the query too, not a size that fails.
+	if len(b) > journal.XattrListMax {
+		return 0, syscall.E2BIG
 	}
 	if len(dest) < len(b) {
 		return uint32(len(b)), syscall.ERANGE

@@ -642,6 +642,9 @@ func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
 	}
 	v, ok := in.Xattrs[name]
 	if !ok {
+		if err := checkXattrName(name); err != nil {
+			return nil, err
+		}
 		return nil, syscall.ENODATA
 	}
 	return slices.Clone(v), nil
@@ -658,17 +661,31 @@ func (fs *FS) ListXattr(ino Ino) ([]string, error) {
 	return slices.Sorted(maps.Keys(in.Xattrs)), nil
 }
 
-// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace).
+// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace),
+// refusing what Linux filesystems refuse (see xattr.go).
 func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
 	op := Op{Type: OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.checkSetXattr(ino, name, value); err != nil {
+		return err
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 
-// RemoveXattr removes an extended attribute.
+// RemoveXattr removes an extended attribute. A name outside the namespaces
+// is EOPNOTSUPP unless the inode has it (set before names were checked).
 func (fs *FS) RemoveXattr(ino Ino, name string) error {
 	op := Op{Type: OpRemovexattr, Ino: ino, Name: name, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if in := fs.model.Inodes[ino]; in != nil && !hasXattr(in, name) {
+		if err := checkXattrName(name); err != nil {
+			return err
+		}
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 
