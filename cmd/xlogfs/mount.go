@@ -50,6 +50,7 @@ type mountFlags struct {
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
+	logForce                 time.Duration
 }
 
 func runMount(args []string) error {
@@ -68,6 +69,8 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
 	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
+	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
+		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
@@ -107,8 +110,12 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 		return o, fmt.Errorf("--cksum-impl: %v", err)
 	}
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
+	o.LogForceInterval = f.logForce
 	if f.ckptInterval <= 0 {
 		return o, fmt.Errorf("--checkpoint-interval must be positive")
+	}
+	if f.logForce <= 0 {
+		return o, fmt.Errorf("--log-force-interval must be positive")
 	}
 	return o, nil
 }
