@@ -35,8 +35,9 @@ refused.
 
 Without --foreground the command returns once the mount answers, leaving the
 daemon running; its later messages go to DIR/xlogfs.log (see --log).
-Unmount with "fusermount3 -u MOUNTPOINT" or SIGINT/SIGTERM to the daemon:
-both checkpoint and write the unmount record.`
+Unmount with "xlogfs umount MOUNTPOINT", which returns once the daemon has
+written its unmount record; "fusermount3 -u MOUNTPOINT" and SIGINT/SIGTERM to
+the daemon unmount too, but return before the daemon is done.`
 
 // readyFD is the descriptor a daemon reports readiness on; its parent
 // passes a pipe there and waits.
@@ -272,7 +273,14 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		defer srv.Close()
 		rep.logf("pprof at %s", srv.URL())
 	}
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug, DirectIO: f.directIO})
+	// The mount table names the store by its absolute path, by which
+	// check, logprint and umount find the store's mount.
+	fsName, err := filepath.Abs(dir)
+	if err != nil {
+		jfs.Close()
+		return err
+	}
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
