@@ -433,6 +433,9 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 }
 
 func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	if err := n.fsys.DropPrivs(n.ino, killForFallocate(ctx)); err != nil {
+		return errno(err)
+	}
 	return errno(n.fsys.Fallocate(n.ino, mode, int64(off), int64(size)))
 }
 

@@ -59,5 +59,5 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 }
 
 func (h *handle) Allocate(ctx context.Context, off uint64, size uint64, mode uint32) syscall.Errno {
-	return errno(h.n.fsys.Fallocate(h.n.ino, mode, int64(off), int64(size)))
+	return h.n.Allocate(ctx, h, off, size, mode)
 }

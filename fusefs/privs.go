@@ -66,6 +66,18 @@ func (n *node) killForWrite(ctx context.Context) journal.KillPriv {
 	return journal.KillPriv{Kill: true, InGroup: callerInGroup(ctx, false)}
 }
 
+// killForFallocate is what a fallocate drops. The VFS drops privileges on
+// fallocate as on a write (file_modified), but under HANDLE_KILLPRIV_V2 the
+// kernel neither does it nor marks the request, so the caller's uid is all
+// there is to go by: anyone but root counts as without CAP_FSETID.
+func killForFallocate(ctx context.Context) journal.KillPriv {
+	c, ok := fuse.FromContext(ctx)
+	if !ok || c.Uid == 0 {
+		return journal.KillPriv{}
+	}
+	return journal.KillPriv{Kill: true, InGroup: callerInGroup(ctx, false)}
+}
+
 // killForSetattr is what a setattr drops: on a truncate by a caller without
 // CAP_FSETID (the kernel sets FATTR_KILL_SUIDGID), and on any chown of
 // something other than a directory — by root too, as chown(2) says Linux

@@ -32,6 +32,7 @@ const (
 //	setid whoami             prints "uid U gid G groups G1,G2 capeff HEX" from /proc/self/status
 //	setid write PATH         appends a byte
 //	setid truncate PATH      truncate(2) to 1 byte
+//	setid fallocate PATH     fallocate(2) of 8 KiB
 //	setid otrunc PATH        open(O_WRONLY|O_TRUNC)
 //	setid chgrp GID PATH     chown(PATH, -1, GID)
 //	setid create MODE PATH   open(O_CREAT|O_EXCL, MODE) (the umask applies)
@@ -72,6 +73,15 @@ func setidHelper(args []string) int {
 			return fail(err)
 		}
 		if err := f.Close(); err != nil {
+			return fail(err)
+		}
+	case op == "fallocate" && len(rest) == 1:
+		f, err := os.OpenFile(rest[0], os.O_WRONLY, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		if err := unix.Fallocate(int(f.Fd()), 0, 0, 8192); err != nil {
 			return fail(err)
 		}
 	case op == "truncate" && len(rest) == 1:
@@ -205,7 +215,7 @@ type setidCase struct {
 	dir      bool   // a directory instead of a regular file
 	mode     uint32 // mode & 07777 before
 	uid, gid uint32 // owner before
-	op       string // write, truncate, otrunc, chgrp (to testSuppGroup): as the test user; root-write, root-chown: as root
+	op       string // write, truncate, otrunc, fallocate, chgrp (to testSuppGroup): as the test user; root-write, root-fallocate, root-chown: as root
 	want     uint32 // mode & 07777 after
 }
 
@@ -218,12 +228,14 @@ var setidCases = []setidCase{
 	{"other user writes suid", false, 0o4666, 0, 0, "write", 0o0666},
 	{"owner truncates", false, 0o6775, testUID, testGID, "truncate", 0o0775},
 	{"owner opens O_TRUNC", false, 0o4755, testUID, testGID, "otrunc", 0o0755},
+	{"owner fallocates", false, 0o6755, testUID, testGID, "fallocate", 0o0755},
 	{"owner writes without set-ID bits", false, 0o0755, testUID, testGID, "write", 0o0755},
 	{"owner chgrp suid+sgid+gx", false, 0o6755, testUID, testGID, "chgrp", 0o0755},
 	{"owner chgrp sgid without gx", false, 0o2644, testUID, testGID, "chgrp", 0o2644},
 	{"root chown suid+sgid+gx", false, 0o6555, testUID, testGID, "root-chown", 0o0555},
 	{"root chown sgid without gx", false, 0o2644, testUID, testGID, "root-chown", 0o2644},
 	{"root writes suid+sgid", false, 0o6755, testUID, testGID, "root-write", 0o6755},
+	{"root fallocates suid+sgid", false, 0o6755, testUID, testGID, "root-fallocate", 0o6755},
 	{"root chown of a sgid directory", true, 0o2755, testUID, testGID, "root-chown", 0o2755},
 }
 
@@ -273,6 +285,11 @@ func TestSetIDSemantics(t *testing.T) {
 					mustOK(t, err)
 					_, err = f.Write([]byte("r"))
 					mustOK(t, err)
+					mustOK(t, f.Close())
+				case "root-fallocate":
+					f, err := os.OpenFile(path, os.O_WRONLY, 0)
+					mustOK(t, err)
+					mustOK(t, unix.Fallocate(int(f.Fd()), 0, 0, 8192))
 					mustOK(t, f.Close())
 				case "root-chown":
 					mustOK(t, os.Chown(path, testUID+1, -1))
