@@ -62,6 +62,7 @@ type Options struct {
 	LogBSize           int         // iclog size; 0: the superblock's default
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
+	LogForceInterval   time.Duration                 // periodic log force (logforce.go); 0: DefaultLogForceInterval
 	Device             Device                        // the log device; nil: DIR/log
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 }
@@ -115,6 +116,7 @@ type FS struct {
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
+	forcer   *logForcer
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
@@ -171,6 +173,9 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if opts.LogForceInterval <= 0 {
+		opts.LogForceInterval = DefaultLogForceInterval
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "xlogfs: "+f+"\n", a...) }
@@ -309,6 +314,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, err
 	}
 	go fs.checkpointer()
+	fs.forcer = startLogForcer(opts.LogForceInterval, fs.x.forceAll, opts.Logf)
 	return fs, nil
 }
 
@@ -446,6 +452,7 @@ func (fs *FS) Close() error {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
+	fs.forcer.halt()
 	// Whoever held or had open the unlinked inodes is gone with the
 	// mount: free them now, so the store is left without orphans.
 	var err error
@@ -483,6 +490,7 @@ func (fs *FS) Abandon() {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
+	fs.forcer.halt()
 	fs.x.stop()
 	fs.closeFiles()
 	fs.x.dev.Close()

@@ -473,6 +473,9 @@ type SetAttrIn struct {
 	UID, GID     uint32
 	Size         int64
 	Atime, Mtime int64
+	// Kill drops set-ID bits and capabilities with the change (see
+	// KillPriv): a truncate by a caller without CAP_FSETID, a chown.
+	Kill KillPriv
 }
 
 // SetAttr changes attributes; SetSize truncates or extends a regular file.
@@ -480,7 +483,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
 		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
 	if in.Mask&SetSize == 0 {
-		if _, err := fs.commit(&op); err != nil {
+		if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 			return Attr{}, errno(err)
 		}
 		return fs.GetAttr(ino)
@@ -503,7 +506,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		// Shrinking destroys data the log cannot bring back: make the
 		// new size durable first, so a crash never recovers the old
 		// size over a data file that lost its end.
-		lsn, err := fs.commit(&op)
+		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
 			err = fs.x.force(lsn)
 		}
@@ -520,7 +523,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		return Attr{}, errno(err)
 	}
 	fs.markDirty(ino)
-	if _, err := fs.commit(&op); err != nil {
+	if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 		return Attr{}, errno(err)
 	}
 	return fs.GetAttr(ino)
@@ -639,6 +642,9 @@ func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
 	}
 	v, ok := in.Xattrs[name]
 	if !ok {
+		if err := checkXattrName(name); err != nil {
+			return nil, err
+		}
 		return nil, syscall.ENODATA
 	}
 	return slices.Clone(v), nil
@@ -655,17 +661,31 @@ func (fs *FS) ListXattr(ino Ino) ([]string, error) {
 	return slices.Sorted(maps.Keys(in.Xattrs)), nil
 }
 
-// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace).
+// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace),
+// refusing what Linux filesystems refuse (see xattr.go).
 func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
 	op := Op{Type: OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.checkSetXattr(ino, name, value); err != nil {
+		return err
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 
-// RemoveXattr removes an extended attribute.
+// RemoveXattr removes an extended attribute. A name outside the namespaces
+// is EOPNOTSUPP unless the inode has it (set before names were checked).
 func (fs *FS) RemoveXattr(ino Ino, name string) error {
 	op := Op{Type: OpRemovexattr, Ino: ino, Name: name, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if in := fs.model.Inodes[ino]; in != nil && !hasXattr(in, name) {
+		if err := checkXattrName(name); err != nil {
+			return err
+		}
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 

@@ -21,19 +21,21 @@ succeed without losing acknowledged data; a torn tail (from a crash) is
 reported but is sound.
 
 --repair cuts the log at the first bad record, after printing the records
-and transactions that will be lost.`)
+and transactions that will be lost.
+
+A mounted store is in use, not unsound: check says so and exits 1 without
+checking. A store that is locked but no longer mounted (a daemon finishing
+its unmount) is waited for, up to --wait.`)
 	repair := fs.Bool("repair", false, "cut the log at the first bad record (what follows it is lost)")
+	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	dir := pos[0]
-	rep, err := journal.Inspect(dir)
+	rep, err := inspectWaiting(dir, *wait, "check")
 	if err != nil {
 		return err
-	}
-	if rep.Mounted {
-		fmt.Println("store: MOUNTED (another process holds it): unmount it first; what follows may be moving under us")
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))

@@ -65,20 +65,19 @@ record: LSN (cycle,block), length, op count, stored and computed CRC, status.
 --ops adds a line per op header (decoding whole regions), --transactions
 prints the transactions the records hold, put back together. The command
 exits with status 1 at a bad record (a torn write or corruption), after
-saying what is wrong and where.`)
+saying what is wrong and where. A mounted store is in use (exit 1); one whose
+unmount is finishing is waited for, up to --wait.`)
 	ops := fs.Bool("ops", false, "print each op header of each record")
 	txs := fs.Bool("transactions", false, "print the transactions, reassembled across records")
 	asJSON := fs.Bool("json", false, "print JSON: an object with a records list")
+	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	rep, err := journal.Inspect(pos[0])
+	rep, err := inspectWaiting(pos[0], *wait, "logprint")
 	if err != nil {
 		return err
-	}
-	if rep.Mounted {
-		fmt.Fprintf(os.Stderr, "xlogfs logprint: %s is mounted: the log may be changing as it is read\n", pos[0])
 	}
 	out := buildLog(pos[0], rep, *ops || *asJSON, *txs)
 	if *asJSON {

@@ -35,8 +35,9 @@ refused.
 
 Without --foreground the command returns once the mount answers, leaving the
 daemon running; its later messages go to DIR/xlogfs.log (see --log).
-Unmount with "fusermount3 -u MOUNTPOINT" or SIGINT/SIGTERM to the daemon:
-both checkpoint and write the unmount record.`
+Unmount with "xlogfs umount MOUNTPOINT", which returns once the daemon has
+written its unmount record; "fusermount3 -u MOUNTPOINT" and SIGINT/SIGTERM to
+the daemon unmount too, but return before the daemon is done.`
 
 // readyFD is the descriptor a daemon reports readiness on; its parent
 // passes a pipe there and waits.
@@ -50,6 +51,7 @@ type mountFlags struct {
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
+	logForce                 time.Duration
 }
 
 func runMount(args []string) error {
@@ -68,6 +70,8 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
 	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
+	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
+		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
@@ -107,8 +111,12 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 		return o, fmt.Errorf("--cksum-impl: %v", err)
 	}
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
+	o.LogForceInterval = f.logForce
 	if f.ckptInterval <= 0 {
 		return o, fmt.Errorf("--checkpoint-interval must be positive")
+	}
+	if f.logForce <= 0 {
+		return o, fmt.Errorf("--log-force-interval must be positive")
 	}
 	return o, nil
 }
@@ -265,7 +273,14 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		defer srv.Close()
 		rep.logf("pprof at %s", srv.URL())
 	}
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug, DirectIO: f.directIO})
+	// The mount table names the store by its absolute path, by which
+	// check, logprint and umount find the store's mount.
+	fsName, err := filepath.Abs(dir)
+	if err != nil {
+		jfs.Close()
+		return err
+	}
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
