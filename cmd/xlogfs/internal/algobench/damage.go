@@ -63,6 +63,16 @@ func Models() []Model {
 func (m Model) Info() ModelInfo { return modelInfo[m] }
 func (m Model) String() string  { return modelInfo[m].Key }
 
+// modelByKey finds a model by its results.json key (-1 if none).
+func modelByKey(k string) Model {
+	for _, m := range Models() {
+		if m.String() == k {
+			return m
+		}
+	}
+	return -1
+}
+
 // burstBounds gives the span in bits of the burst models.
 func (m Model) burstBounds() (lo, hi int) {
 	switch m {
