@@ -101,10 +101,23 @@ type Damage struct {
 	Len     int
 
 	store []byte
+	// The sums' shortcut's unreduced sums, by word size (shortcut.go).
+	sums      [2][2]int64
+	sumsValid [2]bool
+	// Old ⊕ New of each patch, made on demand (shortcut.go).
+	xors     [][]byte
+	xorStore []byte
 }
 
 func (d *Damage) reset(m Model, n, storeBytes int) {
 	d.Model, d.N, d.Len = m, n, n
+	d.sumsValid = [2]bool{}
+	clear(d.xors)
+	d.xors = d.xors[:0]
+	if cap(d.xorStore) < storeBytes {
+		d.xorStore = make([]byte, 0, storeBytes)
+	}
+	d.xorStore = d.xorStore[:0]
 	d.Patches = d.Patches[:0]
 	if cap(d.store) < storeBytes {
 		d.store = make([]byte, 0, storeBytes)

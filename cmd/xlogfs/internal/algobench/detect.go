@@ -301,7 +301,6 @@ type worker struct {
 	dt      *detector
 	bufs    [][][]byte // [shape][buf]: private copies of the pools
 	fresh   []byte
-	scratch []byte
 	streams []stream // per algorithm, reused
 	zero    []stream // per algorithm, the initial state
 	prefix  []uint64
@@ -315,7 +314,7 @@ type worker struct {
 }
 
 func (dt *detector) newWorker() *worker {
-	w := &worker{dt: dt, scratch: make([]byte, 2*BlockSize)}
+	w := &worker{dt: dt}
 	maxBytes := 0
 	for si, s := range dt.shapes {
 		maxBytes = max(maxBytes, s.Bytes)
@@ -437,7 +436,7 @@ func (w *worker) run(j job) {
 				var delta uint64
 				switch a.family {
 				case famCRC:
-					delta = a.crc.crcDelta(n, &w.d, p.pow[ai], w.scratch)
+					delta = a.crc.crcDelta(n, &w.d, p.pow[ai])
 				case famSum:
 					delta = a.sumDelta(n, &w.d)
 				case famHash:

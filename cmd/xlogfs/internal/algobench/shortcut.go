@@ -1,6 +1,9 @@
 package algobench
 
-import "sync"
+import (
+	"crypto/subtle"
+	"sync"
+)
 
 // Exact shortcuts for the damage models that keep a buffer's length. Each
 // computes the change a damage makes to the checksum, in the algorithm's own
@@ -59,15 +62,18 @@ func (c *crcLinear) timesX(a uint64) uint64 {
 	return a >> 1
 }
 
-// mulmod returns a·b mod P: b·x^k is added for every x^k term of a.
+// mulmod returns a·b mod P: b·x^k is added for every x^k term of a. The
+// loop has no data-dependent branches (it runs on random values, which a
+// branch predictor cannot guess): a's terms are taken from its top bit,
+// and masks made from single bits choose whether to add and to reduce.
 func (c *crcLinear) mulmod(a, b uint64) uint64 {
+	poly := c.poly
+	a <<= 64 - c.width // x^0 at bit 63
 	var p uint64
-	for m := c.one(); a != 0; m >>= 1 {
-		if a&m != 0 {
-			p ^= b
-			a &^= m
-		}
-		b = c.timesX(b)
+	for a != 0 {
+		p ^= b & -(a >> 63)
+		a <<= 1
+		b = b>>1 ^ poly&-(b&1)
 	}
 	return p
 }
@@ -102,19 +108,11 @@ func (c *crcLinear) bare(d []byte) uint64 {
 }
 
 // crcDelta returns CRC(m) ⊕ CRC(m') for the damage d to a buffer of n bytes
-// (pow from powerTable(n)); scratch holds the XOR of a patch.
-func (c *crcLinear) crcDelta(n int, d *Damage, pow []uint64, scratch []byte) uint64 {
+// (pow from powerTable(n)).
+func (c *crcLinear) crcDelta(n int, d *Damage, pow []uint64) uint64 {
 	var acc uint64
-	for _, p := range d.Patches {
-		var x []byte
-		if cap(scratch) >= len(p.Old) {
-			x = scratch[:len(p.Old)]
-		} else {
-			x = make([]byte, len(p.Old))
-		}
-		for i := range x {
-			x[i] = p.Old[i] ^ p.New[i]
-		}
+	for i, p := range d.Patches {
+		x := d.xor(i)
 		acc ^= c.mulmod(c.bare(x), pow[n-p.Off-len(x)])
 	}
 	return acc
@@ -142,40 +140,77 @@ func modDelta(m uint64, shift uint) func(a, b uint64) uint64 {
 
 // weightedDelta returns (Σ c·δ mod m, Σ c·(words − w)·δ mod m) over every
 // changed byte, where w is the byte's word and c its scale in that word.
-func weightedDelta(n int, d *Damage, m int64, wordBytes int) (d1, d2 uint64) {
-	words := int64((n + wordBytes - 1) / wordBytes)
-	var s1, s2 int64
-	for _, p := range d.Patches {
-		for j := range p.Old {
-			delta := int64(p.New[j]) - int64(p.Old[j])
-			if delta == 0 {
-				continue
-			}
-			i := p.Off + j
-			if wordBytes == 2 && i&1 == 1 {
-				delta <<= 8
-			}
-			s1 += delta
-			s2 += (words - int64(i/wordBytes)) * delta
-		}
-		// Keep the sums far from overflow: at most 2^18 words, |δ| < 2^16.
-		s1 %= m
-		s2 %= m
-	}
+func weightedDelta(d *Damage, m int64, wordBytes int) (d1, d2 uint64) {
+	s1, s2 := d.rawSums(wordBytes)
 	return uint64((s1%m + m) % m), uint64((s2%m + m) % m)
 }
 
+// rawSums returns Σ c·δ and Σ c·(words − w)·δ over the damage's changed
+// bytes, unreduced, computed once per damage and word size (Adler-32 and
+// Fletcher-16 share the byte sums). No overflow: |δ·c| < 2^16, words ≤
+// 2^18 and at most 2^18 bytes change, so |s2| < 2^52.
+func (d *Damage) rawSums(wordBytes int) (s1, s2 int64) {
+	k := wordBytes - 1
+	if d.sumsValid[k] {
+		return d.sums[k][0], d.sums[k][1]
+	}
+	words := int64((d.N + wordBytes - 1) / wordBytes)
+	for _, p := range d.Patches {
+		if wordBytes == 1 {
+			// Σ (words − off − j)·δ_j = (words − off)·Σδ − Σ j·δ_j.
+			var sd, sjd int64
+			for j := range p.Old {
+				delta := int64(p.New[j]) - int64(p.Old[j])
+				sd += delta
+				sjd += int64(j) * delta
+			}
+			s1 += sd
+			s2 += (words-int64(p.Off))*sd - sjd
+			continue
+		}
+		for j := range p.Old {
+			i := p.Off + j
+			delta := (int64(p.New[j]) - int64(p.Old[j])) << (8 * (i & 1))
+			s1 += delta
+			s2 += (words - int64(i>>1)) * delta
+		}
+	}
+	d.sums[k] = [2]int64{s1, s2}
+	d.sumsValid[k] = true
+	return s1, s2
+}
+
 func adlerDelta(n int, d *Damage) uint64 {
-	a, b := weightedDelta(n, d, 65521, 1)
+	a, b := weightedDelta(d, 65521, 1)
 	return b<<16 | a
 }
 
 func fletcher16Delta(n int, d *Damage) uint64 {
-	a, b := weightedDelta(n, d, 255, 1)
+	a, b := weightedDelta(d, 255, 1)
 	return b<<8 | a
 }
 
 func fletcher32Delta(n int, d *Damage) uint64 {
-	a, b := weightedDelta(n, d, 65535, 2)
+	a, b := weightedDelta(d, 65535, 2)
 	return b<<16 | a
+}
+
+// xor returns Old ⊕ New of patch i, computed once per damage (the three
+// CRCs share it).
+func (d *Damage) xor(i int) []byte {
+	for len(d.xors) <= i {
+		d.xors = append(d.xors, nil)
+	}
+	if d.xors[i] == nil {
+		p := d.Patches[i]
+		x := d.xorStore[len(d.xorStore):][:len(p.Old)]
+		if cap(d.xorStore)-len(d.xorStore) < len(p.Old) {
+			x = make([]byte, len(p.Old))
+		} else {
+			d.xorStore = d.xorStore[:len(d.xorStore)+len(p.Old)]
+		}
+		subtle.XORBytes(x, p.Old, p.New)
+		d.xors[i] = x
+	}
+	return d.xors[i]
 }
