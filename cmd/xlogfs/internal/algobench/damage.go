@@ -29,6 +29,7 @@ const (
 type ModelInfo struct {
 	Key   string // in results.json
 	Short string // table column
+	Name  string // in sentences
 	Desc  string
 	// UpTo32 models change at most 32 bits, or a span of at most 32 bits.
 	UpTo32 bool
@@ -38,17 +39,17 @@ type ModelInfo struct {
 }
 
 var modelInfo = [numModels]ModelInfo{
-	Flip1:      {"flip1", "1 bit", "one random bit flipped", true, false},
-	Flip2:      {"flip2", "2 bits", "two distinct random bits flipped", true, false},
-	Flip3:      {"flip3", "3 bits", "three distinct random bits flipped", true, false},
-	Burst32:    {"burst32", "bst≤32", "a burst: a span of 1–32 bits (first and last flipped, the rest at random)", true, false},
-	Burst64:    {"burst64", "bst33-64", "a burst spanning 33–64 bits", false, false},
-	BurstLong:  {"burstlong", "bst>64", "a burst spanning 65–4096 bits", false, false},
-	ZeroBlock:  {"zeroblock", "zero blk", "one 512-byte block zeroed (a lost sector write)", false, false},
-	StaleBlock: {"staleblock", "stale blk", "one block holding what it held one cycle earlier (a torn write over an older log record or page: other contents; a log block's cycle stamp one less)", false, false},
-	SwapBlocks: {"swapblocks", "swap blks", "two distinct blocks swapped (misdirected writes)", false, false},
-	Truncate:   {"truncate", "truncate", "the buffer cut at a random block boundary; the checksum of the rest compared with the whole's", false, true},
-	ZeroToFF:   {"zerotoff", "00→FF", "every 0x00 byte turned into 0xFF (erased flash, Fletcher's blind spot)", false, true},
+	Flip1:      {"flip1", "1 bit", "1-bit flips", "one random bit flipped", true, false},
+	Flip2:      {"flip2", "2 bits", "2-bit flips", "two distinct random bits flipped", true, false},
+	Flip3:      {"flip3", "3 bits", "3-bit flips", "three distinct random bits flipped", true, false},
+	Burst32:    {"burst32", "bst≤32", "bursts ≤ 32 bits", "a burst: a span of 1–32 bits (first and last flipped, the rest at random)", true, false},
+	Burst64:    {"burst64", "bst33-64", "bursts of 33–64 bits", "a burst spanning 33–64 bits", false, false},
+	BurstLong:  {"burstlong", "bst>64", "bursts of 65–4096 bits", "a burst spanning 65–4096 bits", false, false},
+	ZeroBlock:  {"zeroblock", "zero blk", "zeroed blocks", "one 512-byte block zeroed (a lost sector write)", false, false},
+	StaleBlock: {"staleblock", "stale blk", "stale blocks", "one block holding what it held one cycle earlier (a torn write over an older log record or page: other contents; a log block's cycle stamp one less)", false, false},
+	SwapBlocks: {"swapblocks", "swap blks", "swapped blocks", "two distinct blocks swapped (misdirected writes)", false, false},
+	Truncate:   {"truncate", "truncate", "truncations", "the buffer cut at a random block boundary; the checksum of the rest compared with the whole's", false, true},
+	ZeroToFF:   {"zerotoff", "00→FF", "00→FF damages", "every 0x00 byte turned into 0xFF (erased flash, Fletcher's blind spot)", false, true},
 }
 
 // Models lists every model in report order.

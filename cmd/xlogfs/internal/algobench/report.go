@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func (r *Results) algo(name string) *AlgoResult {
@@ -39,6 +41,9 @@ func (a *AlgoResult) speedAt(bytes int) (SpeedCell, bool) {
 
 // sci formats a small fraction compactly: 1.5e-5.
 func sci(x float64) string {
+	if x == 0 {
+		return "0"
+	}
 	s := fmt.Sprintf("%.1e", x)
 	s = strings.Replace(s, "e-0", "e-", 1)
 	return strings.Replace(s, "e+00", "", 1)
@@ -273,12 +278,24 @@ func goal(r *Results, sections map[string]bool) *Goal {
 	return g
 }
 
-// shortfalls lists the models where a missed anything at the given width,
-// worst first.
-func (a *AlgoResult) shortfalls(width int) []DetCell {
+// BeyondChance reports whether a cell's misses are more than a random
+// value of the compared width would let through: seeing that many or more
+// with a miss probability of 2^−width has a probability under 10⁻⁴. Misses
+// at 16 bits within chance are the width's doing, not the algorithm's.
+func BeyondChance(c DetCell) bool {
+	if c.Missed == 0 {
+		return false
+	}
+	p := math.Ldexp(1, -c.Width)
+	return (distuv.Binomial{N: float64(c.Trials), P: p}).Survival(float64(c.Missed-1)) < 1e-4
+}
+
+// shortfalls lists the models where a missed more than chance at the given
+// width (any miss, with all false), worst first, one cell per model.
+func (a *AlgoResult) shortfalls(width int, all bool) []DetCell {
 	worst := map[string]DetCell{}
 	for _, c := range a.Detection {
-		if c.Width != width || c.Missed == 0 {
+		if c.Width != width || c.Missed == 0 || !all && !BeyondChance(c) {
 			continue
 		}
 		if w, ok := worst[c.Model]; !ok || c.Observed > w.Observed {
@@ -299,11 +316,11 @@ func (a *AlgoResult) shortfalls(width int) []DetCell {
 }
 
 func describeMiss(c DetCell) string {
-	name := modelByKey(c.Model).Info().Short
+	name := modelByKey(c.Model).Info().Name
 	if c.Missed == c.Trials {
-		return fmt.Sprintf("every %s damage", name)
+		return fmt.Sprintf("all %s", name)
 	}
-	return fmt.Sprintf("%s of %s damages (%d/%d, %s)", sci(c.Observed), name, c.Missed, c.Trials, shapeTitle(c.Shape))
+	return fmt.Sprintf("%s of %s (%d/%d, %s)", sci(c.Observed), name, c.Missed, c.Trials, shapeTitle(c.Shape))
 }
 
 func shapeTitle(key string) string {
@@ -346,7 +363,7 @@ func summarize(r *Results) []string {
 		if len(parts) > 0 {
 			out = append(out, fmt.Sprintf("crc32c/best (cksum's %s kernel) %s.", r.CRC32CKernel, strings.Join(parts, ", and ")))
 		}
-		if sf := crc.shortfalls(crc.Width); len(sf) > 0 {
+		if sf := crc.shortfalls(crc.Width, true); len(sf) > 0 {
 			var ds []string
 			for _, c := range sf {
 				ds = append(ds, describeMiss(c))
@@ -365,17 +382,21 @@ func summarize(r *Results) []string {
 		}
 		var bits []string
 		if len(a.Detection) > 0 {
-			if sf := a.shortfalls(a.Width); len(sf) > 0 {
+			sf := a.shortfalls(a.Width, false)
+			switch {
+			case len(sf) > 0:
 				var ds []string
 				for _, c := range sf[:min(3, len(sf))] {
 					ds = append(ds, describeMiss(c))
 				}
 				more := ""
 				if len(sf) > 3 {
-					more = fmt.Sprintf(" and %d more models", len(sf)-3)
+					more = fmt.Sprintf(" and in %d more models", len(sf)-3)
 				}
-				bits = append(bits, fmt.Sprintf("missed %s%s", strings.Join(ds, "; "), more))
-			} else {
+				bits = append(bits, fmt.Sprintf("missed more than chance at %d bits would: %s%s", a.Width, strings.Join(ds, "; "), more))
+			case len(a.shortfalls(a.Width, true)) > 0:
+				bits = append(bits, fmt.Sprintf("missed only about as often as any %d-bit checksum must (1 in %.0f)", a.Width, math.Ldexp(1, a.Width)))
+			default:
 				bits = append(bits, "missed nothing")
 				clean = append(clean, a)
 			}
@@ -391,27 +412,44 @@ func summarize(r *Results) []string {
 		}
 	}
 
-	// At 16 bits: the floor is 1/65536 for any damage a checksum cannot
-	// structurally rule out.
+	// At 16 bits a random value lets 1 in 65,536 damages through; which
+	// algorithms do worse than that?
 	if len(crc.Detection) > 0 {
-		var worst []string
+		var blind, chance []string
+		lo, hi := math.Inf(1), 0.0
 		for i := range r.Algos {
 			a := &r.Algos[i]
 			if a.SameAs != "" {
 				continue
 			}
-			if sf := a.shortfalls(16); len(sf) > 0 {
-				worst = append(worst, fmt.Sprintf("%s %s (%s)", a.Name, sci(sf[0].Observed), modelByKey(sf[0].Model).Info().Short))
+			if sf := a.shortfalls(16, false); len(sf) > 0 {
+				var ds []string
+				for _, c := range sf[:min(2, len(sf))] {
+					ds = append(ds, describeMiss(c))
+				}
+				blind = append(blind, fmt.Sprintf("%s (%s)", a.Name, strings.Join(ds, "; ")))
+				continue
+			}
+			chance = append(chance, a.Name)
+			for _, c := range a.Detection {
+				if c.Width == 16 && c.Trials >= int64(r.Trials) {
+					lo, hi = min(lo, c.Observed), max(hi, c.Observed)
+				}
 			}
 		}
-		if len(worst) > 0 {
-			out = append(out, fmt.Sprintf("Truncated to 16 bits, a random damage gets through about 1 time in 65,536 (%s) whatever the algorithm; the worst model each: %s.", sci(1.0/65536), strings.Join(worst, "; ")))
+		line := fmt.Sprintf("Truncated to 16 bits (PostgreSQL's page-checksum width), a random value lets through 1 damage in 65,536 (%s).", sci(1.0/65536))
+		if len(chance) > 0 && hi > 0 {
+			line += fmt.Sprintf(" %s stayed at that: %s to %s per model where all trials ran.", strings.Join(chance, ", "), sci(lo), sci(hi))
 		}
+		if len(blind) > 0 {
+			line += fmt.Sprintf(" Worse than chance: %s.", strings.Join(blind, "; "))
+		}
+		out = append(out, line)
 	}
 
 	// The recommendation.
 	if len(crc.Detection) > 0 && len(crc.Speed) > 0 {
-		crcClean := len(crc.shortfalls(crc.Width)) == 0
+		crcClean := len(crc.shortfalls(crc.Width, true)) == 0
 		var faster []string
 		cs, _ := crc.speedAt(largest)
 		for _, a := range clean {
