@@ -7,7 +7,11 @@ export PATH := /usr/local/go/bin:$(or $(PATH),/usr/local/sbin:/usr/local/bin:/us
 
 GO      ?= go
 BIN     := bin/xlogfs
-GOFILES := $(wildcard *.go */*.go */*/*.go)
+# Every source file at any depth (make's own wildcard, no shell): the binary
+# depends on the assembly kernels and their headers too.
+rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$(d),$(2)) $(filter $(subst *,%,$(2)),$(d)))
+SOURCES := $(call rwildcard,.,*.go *.s *.h)
+GOFILES := $(filter %.go,$(SOURCES))
 
 .PHONY: all build test bench vet deps test-go test-ppc64 crashtest
 
@@ -15,7 +19,7 @@ all: build
 
 build: $(BIN)
 
-$(BIN): $(GOFILES) go.mod
+$(BIN): $(SOURCES) go.mod go.sum
 	$(GO) build -o $(BIN) ./cmd/xlogfs
 
 # deps installs the Debian packages the tests and benches run: fusermount3
