@@ -157,23 +157,21 @@ func UnpackRecord(rec []byte, h *Header) (*Record, error) {
 }
 
 // DecodeDamaged decodes what it can of a record that failed verification,
-// to name the transactions it held: it unstamps and decodes the ops of a
-// copy without checking the CRC or the cycle words. What it returns is
-// unverified and must never be replayed.
+// to name the transactions it held: it unstamps a copy and decodes its ops
+// up to the first that does not fit, without checking the CRC, the cycle
+// words or the padding. What it returns is unverified and must never be
+// replayed.
 func DecodeDamaged(rec []byte) (*Record, error) {
 	h, err := ParseHeader(rec)
 	if err != nil {
 		return nil, err
 	}
-	if len(rec) < h.RecordBytes() {
-		return nil, fmt.Errorf("record %v: %d bytes, record needs %d", h.LSN, len(rec), h.RecordBytes())
+	rec = append([]byte(nil), rec[:min(len(rec), h.RecordBytes())]...)
+	if len(rec) < h.HeaderBytes() {
+		return nil, fmt.Errorf("record %v: %d bytes, its headers need %d", h.LSN, len(rec), h.HeaderBytes())
 	}
-	rec = append([]byte(nil), rec[:h.RecordBytes()]...)
-	unpack(rec, h.HeaderBytes())
-	ops, err := DecodeOps(rec[h.HeaderBytes():], int(h.NumLogOps))
-	if err != nil {
-		return nil, fmt.Errorf("record %v: %w", h.LSN, err)
-	}
+	unpackPartial(rec, h.HeaderBytes())
+	ops, _ := decodeOps(rec[h.HeaderBytes():], int(h.NumLogOps))
 	return &Record{Header: *h, Ops: ops}, nil
 }
 
@@ -268,24 +266,9 @@ func LengthDamaged(rec []byte, h *Header) bool {
 // DecodeOps decodes n op headers and their regions from an unstamped
 // payload; what follows the last op must be zero padding shorter than a block.
 func DecodeOps(payload []byte, n int) ([]Op, error) {
-	ops := make([]Op, 0, n)
-	off := 0
-	for i := range n {
-		if len(payload)-off < OpHeaderSize {
-			return nil, fmt.Errorf("op %d: header at payload offset %d runs past the end (%d bytes)", i, off, len(payload))
-		}
-		p := payload[off:]
-		l := be.Uint32(p[4:])
-		if uint64(l) > uint64(len(p)-OpHeaderSize) {
-			return nil, fmt.Errorf("op %d at payload offset %d: length %d runs past the end (%d bytes)", i, off, l, len(payload))
-		}
-		ops = append(ops, Op{
-			TID:      be.Uint32(p[0:]),
-			ClientID: p[8],
-			Flags:    p[9],
-			Data:     p[OpHeaderSize : OpHeaderSize+int(l)],
-		})
-		off += OpHeaderSize + int(l)
+	ops, off := decodeOps(payload, n)
+	if len(ops) < n {
+		return nil, fmt.Errorf("op %d: %w", len(ops), opErr(payload, off))
 	}
 	if len(payload)-off >= BBSize {
 		return nil, fmt.Errorf("%d bytes after the last op at payload offset %d (padding is under %d)", len(payload)-off, off, BBSize)
@@ -296,6 +279,39 @@ func DecodeOps(payload []byte, n int) ([]Op, error) {
 		}
 	}
 	return ops, nil
+}
+
+// decodeOps decodes up to n ops, stopping at the first that does not fit;
+// it returns them and the payload offset after the last.
+func decodeOps(payload []byte, n int) ([]Op, int) {
+	ops := make([]Op, 0, min(n, len(payload)/OpHeaderSize))
+	off := 0
+	for range n {
+		if len(payload)-off < OpHeaderSize {
+			break
+		}
+		p := payload[off:]
+		l := be.Uint32(p[4:])
+		if uint64(l) > uint64(len(p)-OpHeaderSize) {
+			break
+		}
+		ops = append(ops, Op{
+			TID:      be.Uint32(p[0:]),
+			ClientID: p[8],
+			Flags:    p[9],
+			Data:     p[OpHeaderSize : OpHeaderSize+int(l)],
+		})
+		off += OpHeaderSize + int(l)
+	}
+	return ops, off
+}
+
+// opErr says why the op at payload offset off does not fit.
+func opErr(payload []byte, off int) error {
+	if len(payload)-off < OpHeaderSize {
+		return fmt.Errorf("header at payload offset %d runs past the end (%d bytes)", off, len(payload))
+	}
+	return fmt.Errorf("at payload offset %d: length %d runs past the end (%d bytes)", off, be.Uint32(payload[off+4:]), len(payload))
 }
 
 // FlagString names op flags as xfs_logprint does.

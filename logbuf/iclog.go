@@ -160,3 +160,12 @@ func unpack(rec []byte, hsize int) {
 		copy(payload[i*BBSize:i*BBSize+4], rec[cycleDataSlot(i):])
 	}
 }
+
+// unpackPartial is unpack for a record that may be cut short: it restores
+// the blocks there are whose saved words are in rec.
+func unpackPartial(rec []byte, hsize int) {
+	payload := rec[hsize:]
+	for i := 0; i*BBSize+4 <= len(payload) && cycleDataSlot(i)+4 <= hsize; i++ {
+		copy(payload[i*BBSize:i*BBSize+4], rec[cycleDataSlot(i):])
+	}
+}
