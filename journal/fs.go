@@ -272,7 +272,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if scan.kind == scanTorn {
 		fs.recovery.TornLSN = scan.stop.LSN()
 		fs.recovery.DroppedLater = len(scan.later)
-		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d records from it on, logbufs %d), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
+		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
 			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
