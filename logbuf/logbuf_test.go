@@ -459,6 +459,22 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(make([]byte, 512))
 	f.Add([]byte{0xfe, 0xed, 0xba, 0xbe})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		in := bytes.Clone(b)
+		if h, _, err := VerifyRecord(b); h != nil && len(b) >= h.RecordBytes() {
+			Uncarried(b, h)
+			LengthDamaged(b, h)
+			if err == nil && len(Uncarried(b, h)) > 0 {
+				t.Fatal("a record that verifies has blocks not carrying its cycle")
+			}
+		}
+		DecodeDamaged(b)
+		if len(b) >= BBSize {
+			Identity(b, MakeLSN(1, 0))
+		}
+		if !bytes.Equal(b, in) {
+			t.Fatal("a read-only check changed its input")
+		}
+		Restamp(bytes.Clone(b), MakeLSN(3, 64))
 		r, err := DecodeRecord(b)
 		if err == nil && r.RecordBytes() > len(b) {
 			t.Fatal("decoded a record longer than its input")
