@@ -167,12 +167,17 @@ func scanLog(img []byte, ck *Checkpoint) *logScan {
 		if off+uint64(h.RecordBytes()) > uint64(len(img)) {
 			continue
 		}
-		rec, err := logbuf.DecodeRecord(bytes.Clone(img[off : off+uint64(h.RecordBytes())]))
+		buf := bytes.Clone(img[off : off+uint64(h.RecordBytes())])
+		_, crc, err := logbuf.VerifyRecord(buf)
+		if err != nil {
+			continue
+		}
+		rec, err := logbuf.UnpackRecord(buf, h)
 		if err != nil {
 			continue
 		}
 		s.later = append(s.later, ScannedRecord{at: pos{cycle: h.LSN.Cycle(), block: uint32(b), abs: s.head.abs + d},
-			Offset: int64(off), Header: h, Record: rec, Stored: h.CRC, Computed: h.CRC})
+			Offset: int64(off), Header: h, Record: rec, Stored: h.CRC, Computed: crc})
 		s.durable = max(s.durable, h.Durable)
 		maxBlocks = max(maxBlocks, uint64(h.Size/logbuf.BBSize))
 	}
