@@ -20,8 +20,8 @@ type Checkpoint struct {
 	Seq      uint64     // checkpoints written so far on this store
 	TailLSN  logbuf.LSN // where recovery starts walking: a record position
 	LastTID  uint32     // last transaction the model includes
-	LogBufs  int        // iclog count of the writer of the records after TailLSN
-	LogBSize int        // iclog size of that writer: with LogBufs, the torn-write window
+	LogBufs  int        // iclog count of the writer of the records after TailLSN: how many can be in flight
+	LogBSize int        // iclog size of that writer: the largest record it writes
 	Model    *Model
 }
 

@@ -1,8 +1,3 @@
-// Package journal is xlogfs's metadata engine: an in-memory model of every
-// inode, changed only by transactions that go through an XFS-style
-// write-ahead log (iclogs, log forces with group commit, checkpoints that
-// move the tail, crash recovery), over a store directory (DESIGN §1, §3,
-// §4). It works without FUSE; package fusefs only calls it.
 package journal
 
 import (
@@ -78,6 +73,7 @@ type Recovery struct {
 	Dropped      int        // transactions without a COMMIT: not replayed
 	TornLSN      logbuf.LSN // non-zero: the head was cut here (a torn write)
 	DroppedLater int        // valid records after the torn one, dropped with it
+	Restamped    int        // records replayed with damaged cycle words (their CRC proves the rest)
 	Orphans      int        // unlinked inodes freed (open when the log ended)
 }
 
@@ -271,11 +267,18 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, err
 	}
 	fs.recovery = Recovery{Clean: scan.clean, Records: len(scan.records), Transactions: rep.transactions, Dropped: rep.dropped}
+	for _, r := range scan.records {
+		if r.Restamped > 0 {
+			fs.recovery.Restamped++
+			opts.Logf("log record at LSN %v (offset %d): %d blocks did not carry its cycle, yet its CRC verifies with their cycle words restored; replayed",
+				r.LSN(), r.Offset, r.Restamped)
+		}
+	}
 	if scan.kind == scanTorn {
 		fs.recovery.TornLSN = scan.stop.LSN()
 		fs.recovery.DroppedLater = len(scan.later)
-		opts.Logf("torn write detected at log LSN %v (offset %d): %v; log head cut there (%d later in-flight records dropped, %d incomplete transactions not replayed)",
-			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, len(scan.later), rep.dropped)
+		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
+			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
 	if err := fs.reconcileDataFiles(); err != nil {
@@ -285,13 +288,16 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	// The new writer starts at the head, by its own placement rule.
 	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
 	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if len(scan.later) > 0 || scan.kind == scanTorn {
-		// Blocks past the head hold records that were in flight (or cut
-		// as torn); a later walk must never mistake them for new ones, so
-		// they are zeroed before anything is written
-		// (xlog_clear_stale_blocks). Without such records, whatever lies
-		// past the head is older than it and can never match a position
-		// the walk expects.
+	if !scan.clean {
+		// Blocks past the head may hold what was in flight at the crash
+		// (whole records, cut ones, lone blocks of a record whose header
+		// never made it), all of the head's cycle or the next. The new
+		// writer rewrites those positions in the same cycle; a torn write
+		// of its own would then leave such blocks in place, carrying the
+		// right cycle, and fool the walk's test for a torn record (or its
+		// search for a record's header). So they are zeroed, and synced,
+		// before anything is written (xlog_clear_stale_blocks). After a
+		// clean unmount nothing was in flight.
 		// Only the free part of the log: the old checkpoint, still in
 		// force until the fresh one is written, needs the live part.
 		free := logBlocks - scan.live - (head.abs - scan.head.abs)
@@ -319,7 +325,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 }
 
 // stalePastHead is how many blocks past the head a mount clears: more than
-// the largest torn-write window (8 in-flight 256 KiB records and a wrap gap).
+// in-flight records can reach (8 records of 256 KiB and a wrap gap).
 const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
 
 // zeroAfterHead zeroes n blocks from head on (wrapping at the end of the

@@ -21,6 +21,9 @@ type LogReport struct {
 	Torn       bool            // Bad is a torn write: mounting cuts the log there
 	Corrupt    error           // *CorruptionError: mounting refuses
 	Later      []ScannedRecord // valid records newer than Bad
+	AtStake    []StakedTxn     // committed transactions in Bad and Later: what cutting the log drops
+	InFlight   int             // records from Bad to the newest of Later, at least
+	LogBufs    int             // how many records can be in flight at once
 	Clean      bool            // the log ends with an unmount record
 	Head       logbuf.LSN      // where the next record would go
 	Replayed   int             // transactions a mount would replay
@@ -59,6 +62,7 @@ func Inspect(dir string) (*LogReport, error) {
 	}
 	rep.Torn = s.kind == scanTorn
 	rep.Corrupt = s.corruption()
+	rep.AtStake, rep.InFlight, rep.LogBufs = s.atStake, s.inFlight, inFlightAllowance(ck)
 	m := ck.Model.Clone()
 	r, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) })
 	rep.Replayed, rep.Dropped, rep.ReplayErr = r.transactions, r.dropped, err

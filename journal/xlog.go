@@ -52,7 +52,10 @@ type txnDone struct {
 // and tail, log forces, and the writer goroutine that stamps, checksums,
 // writes and syncs records (xlog_sync). At most logbufs records are ever
 // written but not yet durable, because an iclog is reused only once its
-// record is durable; recovery's torn-write window relies on that.
+// record is durable; recovery's in-flight allowance relies on that, and on
+// each record's durable watermark (the newest durable record when it was
+// sealed): the records after the watermark up to the record itself hold
+// iclogs, so there are at most logbufs of them.
 type xlog struct {
 	dev       Device
 	logBlocks uint64
@@ -312,6 +315,9 @@ func (x *xlog) writer() {
 		}
 		batch := x.queue
 		x.queue = nil
+		// Only this goroutine moves durable (complete), so it holds for
+		// the whole batch: each record's durable watermark.
+		durable := x.durable
 		sync := x.forceLSN > x.durable || x.syncWanted
 		forced := x.forceLSN > x.durable
 		x.syncWanted = false
@@ -319,7 +325,7 @@ func (x *xlog) writer() {
 
 		var err error
 		for _, ic := range batch {
-			if err = x.writeRecord(ic); err != nil {
+			if err = x.writeRecord(ic, durable); err != nil {
 				break
 			}
 		}
@@ -347,10 +353,12 @@ func (x *xlog) writer() {
 }
 
 // writeRecord seals a record (xlog_pack_data, then the CRC in the
-// configured mode) and writes it at its block.
-func (x *xlog) writeRecord(ic *iclog) error {
+// configured mode) and writes it at its block. durable is the newest
+// durable record, the record's durable watermark: recovery reads it as
+// proof that a damaged record at or below it was not in flight.
+func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 	pprof.SetGoroutineLabels(x.cksumLabels)
-	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, ic.prevBlock, x.sum)
+	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)
 	pprof.SetGoroutineLabels(x.baseLabels)
 	_, err := x.dev.WriteAt(rec, int64(ic.at.block)*logbuf.BBSize)
 	x.mu.Lock()

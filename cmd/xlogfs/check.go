@@ -20,6 +20,12 @@ entry names an inode, link counts match). Exits 0 only when a mount would
 succeed without losing acknowledged data; a torn tail (from a crash) is
 reported but is sound.
 
+A bad record is a torn write only if it may have been in flight at a crash:
+some of its blocks do not carry its cycle, no later valid record's durable
+watermark covers it, and at most logbufs records lie from it to the last
+valid one. Any other bad record is corruption: the store is not sound, and
+a mount refuses it.
+
 --repair cuts the log at the first bad record, after printing the records
 and transactions that will be lost.
 
@@ -47,8 +53,13 @@ its unmount) is waited for, up to --wait.`)
 	case rep.Corrupt != nil:
 		fmt.Printf("log: CORRUPT: %v\n", rep.Corrupt)
 	case rep.Torn:
-		fmt.Printf("log: torn write at LSN %v (offset %d): %v; a mount cuts the log there, dropping %d later in-flight records (never acknowledged)\n",
-			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, len(rep.Later))
+		fmt.Printf("log: torn write at LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so a mount cuts the log there, dropping %d later in-flight records and %d committed transactions\n",
+			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
+	}
+	for _, r := range rep.Records {
+		if r.Restamped > 0 {
+			fmt.Printf("log: record %v: %d blocks do not carry its cycle, but its CRC verifies with their cycle words restored (replayed as is)\n", r.LSN(), r.Restamped)
+		}
 	}
 	if rep.ReplayErr != nil {
 		fmt.Printf("replay: FAILED: %v\n", rep.ReplayErr)
@@ -65,6 +76,10 @@ its unmount) is waited for, up to --wait.`)
 		fmt.Printf("  record %v: %v\n", rep.Bad.LSN(), rep.Bad.Err)
 		for _, l := range rep.Later {
 			fmt.Printf("  record %v (%d ops)\n", l.LSN(), l.Header.NumLogOps)
+		}
+		fmt.Printf("  %d committed transactions:\n", len(rep.AtStake))
+		for _, t := range rep.AtStake {
+			fmt.Printf("    %v\n", t)
 		}
 		if err := journal.Repair(dir, rep); err != nil {
 			return fmt.Errorf("repair: %w", err)
