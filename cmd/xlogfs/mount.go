@@ -280,13 +280,17 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		jfs.Close()
 		return err
 	}
+	// SIGINT and SIGTERM are caught before the mount appears: one that
+	// arrives as soon as the mount is visible must unmount cleanly, not kill
+	// the daemon by the default action with the checkpoint unwritten.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
 		rep.logf("%v: unmounting %s", s, mnt)
@@ -294,7 +298,6 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}()
 	rep.done(nil, logPath)
 	server.Wait()
-	signal.Stop(sigs)
 	if err := jfs.Close(); err != nil {
 		return fmt.Errorf("unmount of %s: %w", dir, err)
 	}
