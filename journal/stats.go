@@ -148,8 +148,8 @@ type Stats struct {
 	FlushLatency  time.Duration
 	Flushes       uint64
 	FlushOverruns uint64
-	Head, Tail   logbuf.LSN
-	Durable      logbuf.LSN
+	Head, Tail    logbuf.LSN
+	Durable       logbuf.LSN
 }
 
 // Stats returns the counters.
