@@ -62,12 +62,13 @@ type Options struct {
 	LogBSize           int         // iclog size; 0: the superblock's default
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
-	Device             Device // the log device; nil: DIR/log
+	Device             Device                        // the log device; nil: DIR/log
+	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
+
 	// FlushLatency, if set, makes every flush of the log and every data
 	// file sync take exactly this long (at least: see flushLatency), to
 	// emulate a device of that latency. A measuring aid.
 	FlushLatency time.Duration
-	Logf         func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.

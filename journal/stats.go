@@ -136,6 +136,9 @@ type Stats struct {
 	SyncNanos    uint64 // time in log fdatasync
 	Cksum        cksum.Stats
 	FsyncHist    []uint64 // log-linear buckets, see HistBounds
+	Head, Tail   logbuf.LSN
+	Durable      logbuf.LSN
+
 	// Checksum time per record (CPU ns) and per log force (wall ns of the
 	// checksum, and of the whole force), log-linear buckets in ns.
 	CksumRecordHist []uint64
@@ -148,8 +151,6 @@ type Stats struct {
 	FlushLatency  time.Duration
 	Flushes       uint64
 	FlushOverruns uint64
-	Head, Tail    logbuf.LSN
-	Durable       logbuf.LSN
 }
 
 // Stats returns the counters.
