@@ -40,3 +40,20 @@ func IsChecksumFunc(name string) bool {
 	}
 	return false
 }
+
+// timingFuncs are the functions with which cksum.Summer times each record:
+// reading the thread's CPU clock is a system call that can cost more than
+// checksumming a small record, and it is measuring, not checksumming.
+var timingFuncs = []string{"github.com/xlogfs/xlogfs/cksum.threadCPUTime"}
+
+// IsTimingFunc reports whether name is (or is a closure inside) one of the
+// Summer's clock reads. A sample with such a function on its stack is not
+// checksum work, though checksum code called it.
+func IsTimingFunc(name string) bool {
+	for _, f := range timingFuncs {
+		if name == f || len(name) > len(f) && name[len(f)] == '.' && strings.HasPrefix(name, f) {
+			return true
+		}
+	}
+	return false
+}

@@ -34,6 +34,13 @@ type Share struct {
 	PhaseSeconds float64 `json:"phase_checksum_seconds"`
 	PhaseShare   float64 `json:"phase_checksum_share"`
 
+	// CPU time of the samples in the checksum counters' own clock reads
+	// (IsTimingFunc), and its share. They are left out of ChecksumSeconds
+	// and PhaseSeconds (and the modes' checksum time), as the counters
+	// leave them out of their own time.
+	TimingSeconds float64 `json:"timing_seconds"`
+	TimingShare   float64 `json:"timing_share"`
+
 	// One entry per value of the cksum_mode label, in the order batched,
 	// xfs, sector, then any others by name. Samples without the label are
 	// in none.
@@ -124,7 +131,7 @@ type tally struct {
 	samples         int64
 	duration        int64
 	cpu, cksum      int64
-	phase           int64
+	phase, timing   int64
 	modeCPU, modeCk map[string]int64
 }
 
@@ -149,6 +156,20 @@ func (t *tally) add(p *profile.Profile) error {
 
 	// Many samples share locations; decide each location once.
 	isCk := make(map[*profile.Location]bool)
+	isTiming := make(map[*profile.Location]bool)
+	hasTiming := func(s *profile.Sample) bool {
+		for _, loc := range s.Location {
+			tm, seen := isTiming[loc]
+			if !seen {
+				tm = locationIsTiming(loc)
+				isTiming[loc] = tm
+			}
+			if tm {
+				return true
+			}
+		}
+		return false
+	}
 	hasChecksum := func(s *profile.Sample) bool {
 		for _, loc := range s.Location {
 			ck, seen := isCk[loc]
@@ -179,11 +200,15 @@ func (t *tally) add(p *profile.Profile) error {
 			t.samples++
 		}
 		t.cpu += v
-		ck := hasChecksum(s)
+		timing := hasTiming(s)
+		ck := !timing && hasChecksum(s)
+		if timing {
+			t.timing += v
+		}
 		if ck {
 			t.cksum += v
 		}
-		if slices.Contains(s.Label[LabelPhase], PhaseChecksum) {
+		if !timing && slices.Contains(s.Label[LabelPhase], PhaseChecksum) {
 			t.phase += v
 		}
 		modes := s.Label[LabelMode]
@@ -205,6 +230,17 @@ func (t *tally) add(p *profile.Profile) error {
 func locationIsChecksum(loc *profile.Location) bool {
 	for _, ln := range loc.Line {
 		if f := ln.Function; f != nil && (IsChecksumFunc(f.Name) || IsChecksumFunc(f.SystemName)) {
+			return true
+		}
+	}
+	return false
+}
+
+// locationIsTiming reports whether any function at loc, inlined ones
+// included, is one of the checksum counters' clock reads.
+func locationIsTiming(loc *profile.Location) bool {
+	for _, ln := range loc.Line {
+		if f := ln.Function; f != nil && (IsTimingFunc(f.Name) || IsTimingFunc(f.SystemName)) {
 			return true
 		}
 	}
@@ -241,6 +277,8 @@ func (t *tally) share() Share {
 		ChecksumShare:   frac(t.cksum),
 		PhaseSeconds:    float64(t.phase) / sec,
 		PhaseShare:      frac(t.phase),
+		TimingSeconds:   float64(t.timing) / sec,
+		TimingShare:     frac(t.timing),
 		Modes:           []ModeShare{},
 	}
 	var names []string

@@ -17,7 +17,7 @@ const ms = 1e6 // nanoseconds
 
 // handProfile builds a CPU profile with known samples, laid out as
 // runtime/pprof lays out its own (samples/count, cpu/nanoseconds). Of its
-// 140 ms, 70 are checksum code:
+// 160 ms, 70 are checksum code, and 20 the checksum counters' clock reads:
 //
 //	stack (leaf first)                       labels                ms  count
 //	crc32cAVX512, Sum, Record, main          batched, checksum     30  3
@@ -27,6 +27,7 @@ const ms = 1e6 // nanoseconds
 //	futex, force                             sector, phase=flush   10  1
 //	busy                                     batched               10  1
 //	Checksum, fusefs.write                   -                     10  1
+//	RawSyscall6, [threadCPUTime in Record]   batched, checksum     20  2
 func handProfile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -70,6 +71,7 @@ func handProfile() *profile.Profile {
 		force   = "github.com/xlogfs/xlogfs/journal.(*Log).force"
 		write   = "github.com/xlogfs/xlogfs/fusefs.(*file).Write"
 		summain = "main.main"
+		clock   = "github.com/xlogfs/xlogfs/cksum.threadCPUTime"
 	)
 	labels := func(kv ...string) map[string][]string {
 		m := map[string][]string{}
@@ -85,6 +87,7 @@ func handProfile() *profile.Profile {
 	sample(1, 10*ms, labels("cksum_mode", "sector", "phase", "flush"), loc("runtime.futex"), loc(force))
 	sample(1, 10*ms, labels("cksum_mode", "batched"), loc("main.busy"))
 	sample(1, 10*ms, nil, loc("github.com/xlogfs/xlogfs/cksum.Checksum"), loc(write))
+	sample(2, 20*ms, labels("cksum_mode", "batched", "phase", "checksum"), loc("syscall.RawSyscall6"), loc(clock, record), loc(summain))
 	if err := p.CheckValid(); err != nil {
 		panic(err)
 	}
@@ -97,17 +100,19 @@ func wantHand(n int) profiling.Share {
 	sec := func(v float64) float64 { return k * v * ms / 1e9 }
 	return profiling.Share{
 		Profiles:        n,
-		Samples:         14 * int64(n),
+		Samples:         16 * int64(n),
 		DurationSeconds: k,
-		CPUSeconds:      sec(140),
+		CPUSeconds:      sec(160),
 		ChecksumSeconds: sec(70),
-		ChecksumShare:   70.0 / 140,
+		ChecksumShare:   70.0 / 160,
 		PhaseSeconds:    sec(60),
-		PhaseShare:      60.0 / 140,
+		PhaseShare:      60.0 / 160,
+		TimingSeconds:   sec(20),
+		TimingShare:     20.0 / 160,
 		Modes: []profiling.ModeShare{
-			{Mode: "batched", CPUSeconds: sec(40), Share: 40.0 / 140, ChecksumSeconds: sec(30), ChecksumShare: 30.0 / 140},
-			{Mode: "xfs", CPUSeconds: sec(10), Share: 10.0 / 140, ChecksumSeconds: sec(10), ChecksumShare: 10.0 / 140},
-			{Mode: "sector", CPUSeconds: sec(30), Share: 30.0 / 140, ChecksumSeconds: sec(20), ChecksumShare: 20.0 / 140},
+			{Mode: "batched", CPUSeconds: sec(60), Share: 60.0 / 160, ChecksumSeconds: sec(30), ChecksumShare: 30.0 / 160},
+			{Mode: "xfs", CPUSeconds: sec(10), Share: 10.0 / 160, ChecksumSeconds: sec(10), ChecksumShare: 10.0 / 160},
+			{Mode: "sector", CPUSeconds: sec(30), Share: 30.0 / 160, ChecksumSeconds: sec(20), ChecksumShare: 20.0 / 160},
 		},
 	}
 }
@@ -119,6 +124,7 @@ func checkShare(t *testing.T, got, want profiling.Share) {
 		!near(got.DurationSeconds, want.DurationSeconds) || !near(got.CPUSeconds, want.CPUSeconds) ||
 		!near(got.ChecksumSeconds, want.ChecksumSeconds) || !near(got.ChecksumShare, want.ChecksumShare) ||
 		!near(got.PhaseSeconds, want.PhaseSeconds) || !near(got.PhaseShare, want.PhaseShare) ||
+		!near(got.TimingSeconds, want.TimingSeconds) || !near(got.TimingShare, want.TimingShare) ||
 		len(got.Modes) != len(want.Modes) {
 		t.Fatalf("Share:\n got %+v\nwant %+v", got, want)
 	}

@@ -188,3 +188,27 @@ func Decompose(from, via1, via2, to []float64) Decomposition {
 	}
 	return Decomposition{Total: Median(total), Factor1: Median(share1), Factor2: Median(share2)}
 }
+
+// Unpaired compares two independent samples (two bench runs, two
+// machines): the ratio of b's median to a's, and the Mann-Whitney U test's
+// p-value for the hypothesis that they come from one distribution (what
+// Go's benchstat reports). The ratio has no interval: without pairing,
+// none follows from the medians' own.
+func Unpaired(a, b []float64) (ratio, p float64) {
+	va, vb := finite(a), finite(b)
+	if len(va) == 0 || len(vb) == 0 {
+		return math.NaN(), 1
+	}
+	th := benchmath.DefaultThresholds
+	sa, sb := benchmath.NewSample(va, &th), benchmath.NewSample(vb, &th)
+	c := benchmath.AssumeNothing.Compare(sa, sb)
+	ma := benchmath.AssumeNothing.Summary(sa, Confidence).Center
+	mb := benchmath.AssumeNothing.Summary(sb, Confidence).Center
+	if ma == 0 {
+		return math.NaN(), c.P
+	}
+	return mb / ma, c.P
+}
+
+// Alpha is the significance level of Unpaired's test: 1 - Confidence.
+const Alpha = 1 - Confidence

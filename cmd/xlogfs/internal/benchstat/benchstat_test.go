@@ -141,3 +141,19 @@ func TestIntervalJSON(t *testing.T) {
 		t.Errorf("infinite bounds marshal as %s", b)
 	}
 }
+
+func TestUnpaired(t *testing.T) {
+	a := []float64{10, 11, 9, 10.5, 9.5, 10, 10.2, 9.8}
+	b := []float64{20, 22, 18, 21, 19, 20, 20.4, 19.6}
+	r, p := Unpaired(a, b)
+	if !near(r, 2) || p >= Alpha {
+		t.Errorf("b = 2a: ratio %v, p %v; want 2 and p < %v", r, p, Alpha)
+	}
+	// Eight against eight, fully separated: the U test's smallest p, 2/C(16,8).
+	if want := 2.0 / 12870; !near(p, want) {
+		t.Errorf("p = %v, want %v (the exact two-sided U test, no overlap)", p, want)
+	}
+	if _, p := Unpaired(a, a); p < 0.5 {
+		t.Errorf("a sample against itself: p %v", p)
+	}
+}
