@@ -90,7 +90,7 @@ type target = benchreport.Target
 const (
 	defaultModes     = "batched,xfs,sector"
 	defaultImpls     = "best,generic"
-	defaultRounds    = 8
+	defaultRounds    = 10
 	defaultRunTime   = 3 * time.Second
 	defaultReference = "batched/best"
 	defaultRate      = 1000
@@ -100,7 +100,7 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "report" {
 		return runBenchReport(args[1:])
 	}
-	fs := newFlags("bench", "[--modes batched,xfs,sector] [--impls best,generic] [--device ram|disk] [--workload builtin|dbench|mariadb] [--journal data|meta] [--time 3s] [--rounds 8] [--seed N] [--out DIR] [--json]\n       xlogfs bench report DIR [DIR2]", benchAbout)
+	fs := newFlags("bench", "[--modes batched,xfs,sector] [--impls best,generic] [--device ram|disk] [--workload builtin|dbench|mariadb] [--journal data|meta] [--time 3s] [--rounds 10] [--seed N] [--out DIR] [--json]\n       xlogfs bench report DIR [DIR2]", benchAbout)
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(modeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
 	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(workloads, ", "))

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
@@ -384,6 +383,3 @@ func match(res *Results, t Target) (Target, bool) {
 	}
 	return Target{}, false
 }
-
-// Elapsed is how long the runs of res took, from the start to now.
-func Elapsed(res *Results) time.Duration { return time.Since(res.Started).Round(time.Second) }
