@@ -104,6 +104,13 @@ func PrintTable(w io.Writer, res *Results) {
 		fmt.Fprintf(w, "profile: %d Hz asked; samples per second of daemon CPU reached: %s (Linux samples a thread at most once per scheduler tick).\n",
 			res.Config.ProfileRate, strings.Join(rates, ", "))
 	}
+	off := 0.0
+	for _, r := range res.Rows {
+		off = max(off, r.OffCPURecords)
+	}
+	if off > 0 {
+		fmt.Fprintf(w, "records whose thread lost its CPU mid-checksum, timed by its CPU clock instead: up to %.2f %% of a target's.\n", 100*off)
+	}
 	if src := fsyncSource(res); src != "" {
 		fmt.Fprintf(w, "fsync latency: %s.\n", src)
 	}
