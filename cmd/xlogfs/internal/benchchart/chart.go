@@ -23,8 +23,11 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
 
-// panels are the metrics drawn, top to bottom.
-var panels = []string{"cksum_cpu", "throughput", "fsync_p99"}
+// panels are the metrics drawn, top to bottom; ratioPanel is the one
+// drawn as the ratio to the reference, on a log scale.
+var panels = []string{"cksum_cpu", ratioPanel, "throughput", "fsync_p99"}
+
+const ratioPanel = "cksum_cpu ÷ reference"
 
 // palette colours the implementations, in the order the bench ran them.
 var palette = []color.RGBA{
@@ -35,7 +38,7 @@ var palette = []color.RGBA{
 // Size of the whole chart.
 const (
 	width  = 7 * vg.Inch
-	height = 9 * vg.Inch
+	height = 11 * vg.Inch
 )
 
 // Render draws res's chart and returns it as SVG and PNG.
@@ -108,6 +111,16 @@ func build(res *benchreport.Results) ([][]*plot.Plot, error) {
 	}
 	var out [][]*plot.Plot
 	for pi, metric := range panels {
+		if metric == ratioPanel {
+			p, err := ratioPlot(res, modes, impls)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out = append(out, []*plot.Plot{p})
+			}
+			continue
+		}
 		meta, ok := res.MetricByName(metric)
 		if !ok {
 			continue
@@ -170,7 +183,7 @@ func build(res *benchreport.Results) ([][]*plot.Plot, error) {
 		if noCI {
 			p.Title.Text += fmt.Sprintf("\n(no whisker: fewer than %d rounds)", benchstat.MinRounds())
 		}
-		p.Y.Max = top * 1.15
+		p.Y.Max = top * 1.3 // room for the legend above the bars
 		if p.Y.Max == 0 {
 			p.Y.Max = 1
 		}
@@ -181,6 +194,92 @@ func build(res *benchreport.Results) ([][]*plot.Plot, error) {
 		out = append(out, []*plot.Plot{p})
 	}
 	return out, nil
+}
+
+// ratioPlot draws each target's checksum CPU ÷ the reference's (the median
+// of the rounds' ratios, whisker its interval) as bars from 1 on a log
+// scale, where ×2 up and ×½ down look alike. Nil without comparisons.
+func ratioPlot(res *benchreport.Results, modes, impls []string) (*plot.Plot, error) {
+	type bar struct {
+		x  float64
+		iv benchstat.Interval
+		ii int
+	}
+	var bars []bar
+	const groupWidth = 0.8
+	barW := groupWidth / float64(len(impls))
+	lo, hi := 1.0, 1.0
+	for _, t := range res.Targets {
+		c, ok := res.Comparison("cksum_cpu", t.Name)
+		if !ok || t.Kind != "xlogfs" || !(c.Ratio > 0) {
+			continue
+		}
+		mi, ii := index(modes, t.Mode), index(impls, t.Impl)
+		iv := c.Interval()
+		bars = append(bars, bar{float64(mi) - groupWidth/2 + float64(ii)*barW, iv, ii})
+		lo, hi = math.Min(lo, iv.Center), math.Max(hi, iv.Center)
+		if iv.Finite() && iv.Lo > 0 {
+			lo, hi = math.Min(lo, iv.Lo), math.Max(hi, iv.Hi)
+		}
+	}
+	if len(bars) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("checksum CPU ÷ %s, same round (median ratio, whisker: 95 %% CI; log scale)", res.Config.Reference)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = lo/1.5, hi*4 // room for the legend above the bars
+	p.X.Label.Text = "checksum mode"
+	var ws whiskers
+	legend := make([]plot.Thumbnailer, len(impls))
+	for _, b := range bars {
+		y := b.iv.Center
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.x, Y: 1}, {X: b.x + barW*0.92, Y: 1}, {X: b.x + barW*0.92, Y: y}, {X: b.x, Y: y}})
+		if err != nil {
+			return nil, err
+		}
+		poly.Color = palette[b.ii%len(palette)]
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		legend[b.ii] = poly
+		if b.iv.Finite() && b.iv.Lo > 0 {
+			ws = append(ws, struct{ x, y, lo, hi float64 }{b.x + barW*0.46, y, b.iv.Lo, b.iv.Hi})
+		}
+	}
+	for ii, th := range legend {
+		if th != nil {
+			p.Legend.Add(impls[ii], th)
+		}
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.6, Y: 1}, {X: float64(len(modes)) - 0.4, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	one.LineStyle.Width = vg.Points(0.5)
+	p.Add(one)
+	if len(ws) > 0 {
+		eb, err := plotter.NewYErrorBars(ws)
+		if err != nil {
+			return nil, err
+		}
+		eb.LineStyle.Width = vg.Points(1.2)
+		eb.CapWidth = vg.Points(6)
+		p.Add(eb)
+	}
+	p.NominalX(modes...)
+	p.X.Min, p.X.Max = -0.6, float64(len(modes))-0.4
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+func index(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
 }
 
 func contains(xs []string, x string) bool {
