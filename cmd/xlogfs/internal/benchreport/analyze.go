@@ -356,11 +356,10 @@ func verdict(res *Results) []string {
 		if len(res.Targets) < 2 {
 			return []string{"Only one target: nothing to compare."}
 		}
-		ref := res.Config.Reference
 		for _, c := range res.Comparisons {
 			if c.Metric == "throughput" || c.Metric == "cksum_cpu" {
 				meta, _ := res.MetricByName(c.Metric)
-				out = append(out, fmt.Sprintf("%s vs %s: %s %s.", c.Target, ref, meta.Label, DescribeRatio(c.Interval())))
+				out = append(out, fmt.Sprintf("%s vs %s: %s %s.", c.Target, c.Reference, meta.Label, DescribeRatio(c.Interval())))
 			}
 		}
 	}
