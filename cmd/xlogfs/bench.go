@@ -199,7 +199,7 @@ func runBench(args []string) error {
 		cfg.Out = abs
 	}
 	if cfg.Rounds < benchstat.MinRounds() {
-		warnings = append(warnings, fmt.Sprintf("%d rounds: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
+		warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
 	}
 
 	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: machineInfo(), Config: cfg, Targets: targets, Warnings: warnings}

@@ -364,8 +364,12 @@ func verdict(res *Results) []string {
 		}
 	}
 	if res.Config.Rounds < benchstat.MinRounds() {
-		out = append(out, fmt.Sprintf("With %d rounds no interval is finite (it takes %d at %.0f %%): nothing can be significant; run more rounds.",
-			res.Config.Rounds, benchstat.MinRounds(), 100*benchstat.Confidence))
+		rounds := fmt.Sprintf("%d rounds", res.Config.Rounds)
+		if res.Config.Rounds == 1 {
+			rounds = "1 round"
+		}
+		out = append(out, fmt.Sprintf("With %s no interval is finite (it takes %d at %.0f %%): nothing can be significant; run more rounds.",
+			rounds, benchstat.MinRounds(), 100*benchstat.Confidence))
 	}
 	return out
 }
