@@ -34,10 +34,11 @@ type Share struct {
 	PhaseSeconds float64 `json:"phase_checksum_seconds"`
 	PhaseShare   float64 `json:"phase_checksum_share"`
 
-	// CPU time of the samples in the checksum counters' own clock reads
-	// (IsTimingFunc), and its share. They are left out of ChecksumSeconds
-	// and PhaseSeconds (and the modes' checksum time), as the counters
-	// leave them out of their own time.
+	// CPU time of the samples in the checksum counters' own bookkeeping
+	// (IsTimingFunc: Record's clock reads and counting), and its share.
+	// They are left out of ChecksumSeconds and PhaseSeconds (and the
+	// modes' checksum time), as the counters leave them out of their own
+	// time.
 	TimingSeconds float64 `json:"timing_seconds"`
 	TimingShare   float64 `json:"timing_share"`
 
@@ -156,16 +157,19 @@ func (t *tally) add(p *profile.Profile) error {
 
 	// Many samples share locations; decide each location once.
 	isCk := make(map[*profile.Location]bool)
-	isTiming := make(map[*profile.Location]bool)
+	// A sample is bookkeeping when the innermost checksum function on its
+	// stack (leaf first; within a location, inlined functions come first)
+	// is one of the Summer's timing functions.
+	innermost := make(map[*profile.Location]string)
 	hasTiming := func(s *profile.Sample) bool {
 		for _, loc := range s.Location {
-			tm, seen := isTiming[loc]
+			f, seen := innermost[loc]
 			if !seen {
-				tm = locationIsTiming(loc)
-				isTiming[loc] = tm
+				f = innermostChecksumFunc(loc)
+				innermost[loc] = f
 			}
-			if tm {
-				return true
+			if f != "" {
+				return IsTimingFunc(f)
 			}
 		}
 		return false
@@ -236,15 +240,20 @@ func locationIsChecksum(loc *profile.Location) bool {
 	return false
 }
 
-// locationIsTiming reports whether any function at loc, inlined ones
-// included, is one of the checksum counters' clock reads.
-func locationIsTiming(loc *profile.Location) bool {
+// innermostChecksumFunc returns the name of the innermost checksum
+// function at loc (inlined ones first), or "".
+func innermostChecksumFunc(loc *profile.Location) string {
 	for _, ln := range loc.Line {
-		if f := ln.Function; f != nil && (IsTimingFunc(f.Name) || IsTimingFunc(f.SystemName)) {
-			return true
+		if f := ln.Function; f != nil {
+			if IsChecksumFunc(f.Name) {
+				return f.Name
+			}
+			if IsChecksumFunc(f.SystemName) {
+				return f.SystemName
+			}
 		}
 	}
-	return false
+	return ""
 }
 
 // symbolized reports whether p has any function names at all: a profile
