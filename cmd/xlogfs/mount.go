@@ -80,7 +80,7 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
-	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time (1000 resolves a 0.1 % share in seconds of CPU; Linux caps it at the kernel's tick rate)")
+	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
