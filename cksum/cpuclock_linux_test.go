@@ -1,6 +1,7 @@
 package cksum
 
 import (
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -11,9 +12,13 @@ import (
 // TestSummerCountsCPUNotWall checksums with an implementation whose thread
 // sleeps in the kernel for 20 ms in the middle of the call, as a thread
 // does that loses its CPU: the wall clock sees the 20 ms, the CPU clock
-// does not, and the Summer must count the CPU clock. (The sleep is a raw
-// system call, so the Go scheduler keeps the goroutine on its thread.)
+// does not, and the Summer must count the CPU clock. The goroutine is
+// locked to its thread: the Go scheduler preempts a goroutine that has run
+// for 10 ms (and the raw system call looks like running to it), and it
+// must come back on the thread whose clock the Summer read.
 func TestSummerCountsCPUNotWall(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	const nap = 20 * time.Millisecond
 	std, _ := Lookup("stdlib")
 	sleepy := Impl{Name: "sleepy", Update: func(crc uint32, p []byte) uint32 {
