@@ -60,6 +60,11 @@ type Options struct {
 	LogForceInterval   time.Duration                 // periodic log force (logforce.go); 0: DefaultLogForceInterval
 	Device             Device                        // the log device; nil: DIR/log
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
+
+	// FlushLatency, if set, makes every flush of the log and every data
+	// file sync take exactly this long (at least: see flushLatency), to
+	// emulate a device of that latency. A measuring aid.
+	FlushLatency time.Duration
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -116,6 +121,7 @@ type FS struct {
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
+	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
@@ -246,6 +252,10 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		dir: dir, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
 		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
+	}
+	if opts.FlushLatency > 0 {
+		fs.flush = &flushLatency{d: opts.FlushLatency}
+		dev = flushDevice{Device: dev, lat: fs.flush}
 	}
 	// A transaction may carry at most an eighth of the log, so that the
 	// tail can always move past a finished one while another waits.
@@ -680,7 +690,7 @@ func (fs *FS) syncDataFiles() error {
 	fs.dirty = map[Ino]bool{}
 	fs.dirtyMu.Unlock()
 	for _, ino := range slices.Sorted(maps.Keys(dirty)) {
-		err := fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		err := fs.withDataFileIfExists(ino, fs.fdatasync)
 		if err != nil {
 			return fmt.Errorf("syncing data of inode %d: %w", ino, err)
 		}

@@ -615,9 +615,9 @@ func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	}
 	var err error
 	if st.file != nil {
-		err = unix.Fdatasync(int(st.file.Fd()))
+		err = fs.fdatasync(st.file)
 	} else {
-		err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		err = fs.withDataFileIfExists(ino, fs.fdatasync)
 	}
 	if err == nil && st.newFile {
 		err = syncDir(fs.dataDir) // the new data file's name

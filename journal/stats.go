@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
@@ -64,6 +65,51 @@ func HistPercentile(h []uint64, p float64) float64 {
 	return float64(lo+hi) / 2
 }
 
+// atomicHist is a log-linear histogram (see histBucket) updated without a
+// lock, in any unit its user picks.
+type atomicHist [histBuckets]atomic.Uint64
+
+func (h *atomicHist) add(v uint64) { h[histBucket(v)].Add(1) }
+
+func (h *atomicHist) snapshot() []uint64 {
+	s := make([]uint64, histBuckets)
+	for i := range s {
+		s[i] = h[i].Load()
+	}
+	return s
+}
+
+// cksumTimes is the journal's account of checksum time, beside the
+// Summer's totals: a histogram of each record's checksum CPU time, and per
+// log force (a writer round that ends in a sync some force waits for) the
+// wall time its records' checksums took and the round's whole wall time
+// (sealing and writing its records, and the sync), whose ratio is the
+// checksum's share of the force's latency.
+type cksumTimes struct {
+	record      atomicHist // CPU ns per record
+	forceCksum  atomicHist // checksum wall ns per force
+	force       atomicHist // wall ns per force
+	forceNanos  atomic.Uint64
+	forceCksumN atomic.Uint64
+
+	round time.Duration // checksum wall time of the writer's round so far; the writer's alone
+}
+
+// observe is the Summer's observer: it runs on the writer, which alone
+// seals records.
+func (c *cksumTimes) observe(cost cksum.Cost) {
+	c.record.add(uint64(cost.CPU))
+	c.round += cost.Wall
+}
+
+// forced accounts a writer round that ended in a sync a force waited for.
+func (c *cksumTimes) forced(total time.Duration) {
+	c.force.add(uint64(total))
+	c.forceCksum.add(uint64(c.round))
+	c.forceNanos.Add(uint64(total))
+	c.forceCksumN.Add(uint64(c.round))
+}
+
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
 	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
@@ -92,6 +138,19 @@ type Stats struct {
 	FsyncHist    []uint64 // log-linear buckets, see HistBounds
 	Head, Tail   logbuf.LSN
 	Durable      logbuf.LSN
+
+	// Checksum time per record (CPU ns) and per log force (wall ns of the
+	// checksum, and of the whole force), log-linear buckets in ns.
+	CksumRecordHist []uint64
+	ForceCksumHist  []uint64
+	ForceHist       []uint64
+	ForceNanos      uint64 // wall time of all log forces
+	ForceCksumNanos uint64 // of which checksumming their records
+	// Emulated flush latency (Options.FlushLatency): the latency, flushes
+	// that took it, and flushes that took longer by themselves.
+	FlushLatency  time.Duration
+	Flushes       uint64
+	FlushOverruns uint64
 }
 
 // Stats returns the counters.
@@ -110,6 +169,12 @@ func (fs *FS) Stats() Stats {
 	for i := range s.FsyncHist {
 		s.FsyncHist[i] = fs.fsyncHist[i].Load()
 	}
+	t := &fs.x.times
+	s.CksumRecordHist, s.ForceCksumHist, s.ForceHist = t.record.snapshot(), t.forceCksum.snapshot(), t.force.snapshot()
+	s.ForceNanos, s.ForceCksumNanos = t.forceNanos.Load(), t.forceCksumN.Load()
+	if fs.flush != nil {
+		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
+	}
 	return s
 }
 
@@ -120,6 +185,22 @@ func (s Stats) FsyncsPerForce() float64 {
 		return 0
 	}
 	return float64(s.ForceWaits) / float64(s.ForceSyncs)
+}
+
+// CksumNanosPerKiB is the checksum's CPU time per KiB checksummed.
+func (s Stats) CksumNanosPerKiB() float64 {
+	if s.Cksum.Bytes == 0 {
+		return 0
+	}
+	return float64(s.Cksum.Nanos) / float64(s.Cksum.Bytes) * 1024
+}
+
+// ForceCksumShare is the checksum's share of the log forces' wall time.
+func (s Stats) ForceCksumShare() float64 {
+	if s.ForceNanos == 0 {
+		return 0
+	}
+	return float64(s.ForceCksumNanos) / float64(s.ForceNanos)
 }
 
 // WriteTo writes the stats as "name value" lines (DESIGN §6).
@@ -151,6 +232,22 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("cksum_calls", s.Cksum.Calls)
 	p("cksum_bytes", s.Cksum.Bytes)
 	p("cksum_ns", s.Cksum.Nanos)
+	p("cksum_wall_ns", s.Cksum.WallNanos)
+	p("cksum_off_cpu_records", s.Cksum.OffCPU)
+	p("cksum_clock", s.Cksum.Clock)
+	p("cksum_record_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 50)))
+	p("cksum_record_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 99)))
+	p("cksum_ns_per_kib", fmt.Sprintf("%.1f", s.CksumNanosPerKiB()))
+	p("force_cksum_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 50)))
+	p("force_cksum_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 99)))
+	p("force_p50_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 50)/1e3))
+	p("force_p99_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 99)/1e3))
+	p("force_ns", s.ForceNanos)
+	p("force_cksum_ns", s.ForceCksumNanos)
+	p("force_cksum_share", fmt.Sprintf("%.6f", s.ForceCksumShare()))
+	p("flush_latency_ns", int64(s.FlushLatency))
+	p("flushes_emulated", s.Flushes)
+	p("flush_overruns", s.FlushOverruns)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)

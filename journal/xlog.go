@@ -95,6 +95,7 @@ type xlog struct {
 	writerDone   chan struct{}
 
 	stats xlogStats
+	times cksumTimes // checksum time per record and per force
 }
 
 type xlogStats struct {
@@ -145,6 +146,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 	}
 	x.cond.L = &x.mu
 	x.wcond.L = &x.mu
+	c.sum.Observe(x.times.observe)
 	for range c.logbufs {
 		buf, err := logbuf.NewIclog(c.logbsize, c.uuid)
 		if err != nil {
@@ -323,6 +325,8 @@ func (x *xlog) writer() {
 		x.syncWanted = false
 		x.mu.Unlock()
 
+		roundStart := time.Now()
+		x.times.round = 0
 		var err error
 		for _, ic := range batch {
 			if err = x.writeRecord(ic, durable); err != nil {
@@ -340,6 +344,9 @@ func (x *xlog) writer() {
 				x.stats.forceSyncs++
 			}
 			x.mu.Unlock()
+			if forced && err == nil {
+				x.times.forced(time.Since(roundStart))
+			}
 		}
 		if err != nil {
 			x.fail(fmt.Errorf("log write: %w", err))

@@ -29,11 +29,12 @@ import (
 // the same single stream of work. The counters' share is Stats().Nanos over
 // the time the loop ran.
 //
-// Nanos is wall time, and wall time is CPU time only while the goroutine
+// Nanos is CPU time (Summer takes time off the CPU out), but the share's
+// denominator, the loop's wall time, is CPU time only while the goroutine
 // has a CPU to itself. On a busy machine it does not, and where the time
 // off CPU falls is anything but even: a thread whose time slice is spent is
 // preempted at its next system call or Go scheduler switch, and with one
-// CPU in ten the counters were seen 30-85 % off the profile. So the loop
+// CPU in ten wall-time counters were seen 30-85 % off the profile. So the loop
 // runs in windows of 20 ms, each under a pprof label of its own, and keeps
 // only the windows in which the process got at least 90 % of the wall time
 // as CPU time: their counters on one side, their samples on the other. It

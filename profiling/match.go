@@ -40,3 +40,27 @@ func IsChecksumFunc(name string) bool {
 	}
 	return false
 }
+
+// timingFuncs are cksum.Summer's bookkeeping around each record: Record
+// itself (its clock reads, counters and observer call, outside the time it
+// counts) and its read of the thread's CPU clock, a system call that can
+// cost more than checksumming a small record. They measure the checksum
+// rather than compute it.
+var timingFuncs = []string{
+	"github.com/xlogfs/xlogfs/cksum.threadCPUTime",
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).Record",
+}
+
+// IsTimingFunc reports whether name is (or is a closure inside) one of the
+// Summer's bookkeeping functions. A sample whose innermost checksum-code
+// function is one of them (Record's own code, or what it calls that is not
+// checksum code: the clocks, the observer) is not checksum work, though it
+// runs on a checksum stack; one whose innermost is Sum or a kernel is.
+func IsTimingFunc(name string) bool {
+	for _, f := range timingFuncs {
+		if name == f || len(name) > len(f) && name[len(f)] == '.' && strings.HasPrefix(name, f) {
+			return true
+		}
+	}
+	return false
+}

@@ -71,3 +71,17 @@ func TestChecksumPackagesIsACopy(t *testing.T) {
 		t.Error("changing the returned slice changed the matcher")
 	}
 }
+
+func TestIsTimingFunc(t *testing.T) {
+	for name, want := range map[string]bool{
+		"github.com/xlogfs/xlogfs/cksum.threadCPUTime":       true,
+		"github.com/xlogfs/xlogfs/cksum.threadCPUTime.func1": true,
+		"github.com/xlogfs/xlogfs/cksum.threadCPUTimeX":      false,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":    true,
+		"github.com/xlogfs/xlogfs/cksum.Sum":                 false,
+	} {
+		if got := profiling.IsTimingFunc(name); got != want {
+			t.Errorf("IsTimingFunc(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -37,7 +37,13 @@ Without --foreground the command returns once the mount answers, leaving the
 daemon running; its later messages go to DIR/xlogfs.log (see --log).
 Unmount with "xlogfs umount MOUNTPOINT", which returns once the daemon has
 written its unmount record; "fusermount3 -u MOUNTPOINT" and SIGINT/SIGTERM to
-the daemon unmount too, but return before the daemon is done.`
+the daemon unmount too, but return before the daemon is done.
+
+Measuring aids: --flush-latency D makes every log flush and data-file sync
+take exactly D (the real flush, then a wait for the rest of D; a flush
+slower than D by itself is counted as an overrun in .stats), so that fsync
+latency is steady and what the CPU adds to it shows; on a tmpfs store it is
+exact. --cpuprofile-rate raises the profile's sampling rate.`
 
 // readyFD is the descriptor a daemon reports readiness on; its parent
 // passes a pipe there and waits.
@@ -52,6 +58,8 @@ type mountFlags struct {
 	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
 	logForce                 time.Duration
+	flushLatency             time.Duration
+	profileRate              int
 }
 
 func runMount(args []string) error {
@@ -75,6 +83,8 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
+	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -117,6 +127,13 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 	}
 	if f.logForce <= 0 {
 		return o, fmt.Errorf("--log-force-interval must be positive")
+	}
+	if f.flushLatency < 0 || f.flushLatency > time.Second {
+		return o, fmt.Errorf("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	}
+	o.FlushLatency = f.flushLatency
+	if f.profileRate < 1 || f.profileRate > 100000 {
+		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
 	return o, nil
 }
@@ -239,7 +256,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("made a new store in %s", dir)
 	}
 	if f.cpuprofile != "" {
-		stop, err := profiling.StartCPUProfile(f.cpuprofile)
+		stop, err := profiling.StartCPUProfileRate(f.cpuprofile, f.profileRate)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,80 @@
+package journal
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlogfs/xlogfs/cksum"
+)
+
+// TestFlushLatencyAndCksumTimes mounts with an emulated flush latency in
+// both journal modes and checks that every fsync took at least that long
+// (the emulation waits out the rest of each flush; it can only be late),
+// that log flushes and, in meta mode, data-file syncs were emulated, and
+// that the checksum-time histograms account for every record and force.
+func TestFlushLatencyAndCksumTimes(t *testing.T) {
+	const lat = 3 * time.Millisecond
+	for _, jm := range []JournalMode{JournalMeta, JournalData} {
+		t.Run(jm.String(), func(t *testing.T) {
+			dir := mkfs(t, 16<<20, 0)
+			fs := mount(t, dir, Options{Mode: cksum.Sector, Journal: jm, FlushLatency: lat})
+			f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			check(t, fs.Open(f.Ino))
+			buf := bytes.Repeat([]byte("x"), 64<<10)
+			const fsyncs = 5
+			for i := range fsyncs {
+				must[int](t)(fs.Write(f.Ino, buf, int64(i*len(buf))))
+				start := time.Now()
+				check(t, fs.Fsync(f.Ino, false))
+				if d := time.Since(start); d < lat {
+					t.Errorf("fsync %d took %v, less than the emulated flush latency %v", i, d, lat)
+				}
+			}
+			check(t, fs.Release(f.Ino))
+			st := fs.Stats()
+			check(t, fs.Close())
+
+			if st.FlushLatency != lat || st.Flushes < st.LogForces || st.LogForces < fsyncs {
+				t.Errorf("latency %v, %d flushes emulated for %d log forces; want %v and every force's flush", st.FlushLatency, st.Flushes, st.LogForces, lat)
+			}
+			// Meta mode syncs the data file beside each force.
+			if jm == JournalMeta && st.Flushes < st.LogForces+fsyncs {
+				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogForces, fsyncs)
+			}
+			if p := HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
+				t.Errorf("fsync p50 %v µs, below the %v flush", p, lat)
+			}
+			var recs, forces uint64
+			for _, c := range st.CksumRecordHist {
+				recs += c
+			}
+			for _, c := range st.ForceHist {
+				forces += c
+			}
+			if recs != st.Cksum.Records || recs == 0 {
+				t.Errorf("%d records in the checksum-time histogram, %d checksummed", recs, st.Cksum.Records)
+			}
+			if forces == 0 || forces > st.ForceSyncs {
+				t.Errorf("%d forces in the force histogram, %d syncs a force waited for", forces, st.ForceSyncs)
+			}
+			if st.ForceNanos < forces*uint64(lat) {
+				t.Errorf("forces took %v in all, less than %d × %v", time.Duration(st.ForceNanos), forces, lat)
+			}
+			if sh := st.ForceCksumShare(); sh <= 0 || sh >= 1 {
+				t.Errorf("checksum share of the forces' latency %v, want a fraction", sh)
+			}
+			if st.Cksum.Nanos > st.Cksum.WallNanos || st.CksumNanosPerKiB() <= 0 {
+				t.Errorf("checksum CPU %d ns, wall %d ns, %.1f ns/KiB", st.Cksum.Nanos, st.Cksum.WallNanos, st.CksumNanosPerKiB())
+			}
+			var out strings.Builder
+			st.WriteTo(&out)
+			for _, name := range []string{"cksum_record_p99_ns ", "force_cksum_share ", "flush_latency_ns 3000000\n", "cksum_clock "} {
+				if !strings.Contains(out.String(), name) {
+					t.Errorf(".stats lacks %q:\n%s", name, out.String())
+				}
+			}
+		})
+	}
+}
