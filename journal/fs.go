@@ -21,7 +21,6 @@ import (
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/logbuf"
-	"golang.org/x/sys/unix"
 )
 
 // JournalMode says what goes through the log.
@@ -63,6 +62,7 @@ type Options struct {
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
 	Device             Device                        // the log device; nil: DIR/log
+	Store              StoreFS                       // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 }
 
@@ -83,7 +83,8 @@ type Recovery struct {
 // FS is a mounted store: the live model plus the log.
 type FS struct {
 	dir      string
-	lock     *os.File // flock on the superblock while mounted
+	st       StoreFS
+	lock     io.Closer // flock on the superblock while mounted
 	sb       *Superblock
 	opts     Options
 	dataDir  string
@@ -131,8 +132,8 @@ type inodeState struct {
 	mu        sync.Mutex   // orders data-file I/O with the transactions describing it
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	file      *os.File
-	direct    *os.File   // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	file      StoreFile
+	direct    StoreFile  // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool       // the filesystem under the store refused O_DIRECT
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
@@ -149,11 +150,15 @@ type freedInode struct {
 // (replaying committed transactions, cutting a torn tail, refusing
 // corruption), writes a fresh checkpoint, and starts the log.
 func Open(dir string, opts Options) (_ *FS, err error) {
-	sb, err := ReadSuperblock(dir)
+	if opts.Store == nil {
+		opts.Store = OSFS()
+	}
+	st := opts.Store
+	sb, err := readSuperblock(st, dir)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockStore(dir)
+	lock, err := lockStore(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +167,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 			lock.Close()
 		}
 	}()
-	ck, err := ReadCheckpoint(dir)
+	ck, err := readCheckpoint(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +185,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	dev := opts.Device
 	if dev == nil {
-		if dev, err = OpenFileDevice(filepath.Join(dir, logName)); err != nil {
+		if dev, err = openFileDevice(st, filepath.Join(dir, logName)); err != nil {
 			return nil, err
 		}
 	}
@@ -196,19 +201,15 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 // lockStore takes an exclusive lock on the store for a mount's life: two
 // mounts of one store would allocate the same inode numbers and write the
 // same log. The lock dies with the process, so a crash never leaves it.
-func lockStore(dir string) (*os.File, error) {
-	f, err := os.Open(filepath.Join(dir, superblockName))
+func lockStore(st StoreFS, dir string) (io.Closer, error) {
+	l, err := st.Lock(filepath.Join(dir, superblockName), true)
 	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if err == unix.EWOULDBLOCK {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
 		}
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
-	return f, nil
+	return l, nil
 }
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
@@ -242,14 +243,14 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, fmt.Errorf("%s: log is %d bytes, superblock says %d", filepath.Join(dir, logName), dev.Size(), sb.LogSize)
 	}
 	fs := &FS{
-		dir: dir, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
+		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
 		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	// A transaction may carry at most an eighth of the log, so that the
 	// tail can always move past a finished one while another waits.
 	fs.maxTxn = min(1<<20, int(sb.LogSize/8))
-	if err := os.MkdirAll(fs.dataDir, 0o755); err != nil {
+	if _, err := mkdirAll(fs.st, fs.dataDir); err != nil {
 		return nil, err
 	}
 
@@ -344,19 +345,17 @@ func (fs *FS) replayOp(op *Op) error {
 		if op.Data == nil {
 			return nil
 		}
-		return fs.withDataFile(op.Ino, func(f *os.File) error {
+		return fs.withDataFile(op.Ino, func(f StoreFile) error {
 			_, err := f.WriteAt(op.Data, op.Off)
 			return err
 		})
 	case OpSetattr:
 		if op.Mask&SetSize != 0 && fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f *os.File) error { return f.Truncate(op.Size) })
+			return fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Truncate(op.Size) })
 		}
 	case OpFallocate:
 		if fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f *os.File) error {
-				return unix.Fallocate(int(f.Fd()), op.Mode, op.Off, op.Len)
-			})
+			return fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
 		}
 	}
 	return nil
@@ -368,13 +367,13 @@ func (fs *FS) dataPath(ino Ino) string {
 
 // withDataFile runs f on ino's data file, opened for the call, creating
 // the file if it does not exist yet.
-func (fs *FS) withDataFile(ino Ino, f func(*os.File) error) error {
+func (fs *FS) withDataFile(ino Ino, f func(StoreFile) error) error {
 	return fs.onDataFile(ino, os.O_CREATE, f)
 }
 
 // withDataFileIfExists is withDataFile for a file that may be gone (freed
 // since): then it does nothing.
-func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
+func (fs *FS) withDataFileIfExists(ino Ino, f func(StoreFile) error) error {
 	err := fs.onDataFile(ino, 0, f)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -382,8 +381,8 @@ func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
 	return err
 }
 
-func (fs *FS) onDataFile(ino Ino, flags int, f func(*os.File) error) error {
-	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
+func (fs *FS) onDataFile(ino Ino, flags int, f func(StoreFile) error) error {
+	file, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
 	if err != nil {
 		return err
 	}
@@ -397,31 +396,32 @@ func (fs *FS) onDataFile(ino Ino, flags int, f func(*os.File) error) error {
 // reconcileDataFiles deletes data files of inodes that no longer exist and
 // sets each remaining one to its recovered size, then syncs them.
 func (fs *FS) reconcileDataFiles() error {
-	ents, err := os.ReadDir(fs.dataDir)
+	names, err := fs.st.ReadDir(fs.dataDir)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		n, perr := strconv.ParseUint(e.Name(), 10, 64)
+	for _, name := range names {
+		n, perr := strconv.ParseUint(name, 10, 64)
 		in := fs.model.Inodes[Ino(n)]
-		path := filepath.Join(fs.dataDir, e.Name())
+		path := filepath.Join(fs.dataDir, name)
 		if perr != nil || in == nil || !in.IsRegular() {
-			if err := os.RemoveAll(path); err != nil {
+			if err := removeAll(fs.st, path); err != nil {
 				return err
 			}
 			continue
 		}
-		info, err := e.Info()
+		info, err := fs.st.Stat(path)
 		if err != nil {
 			return err
 		}
 		if info.Size() != in.Size {
-			if err := os.Truncate(path, in.Size); err != nil {
-				return err
+			err := fs.onDataFile(Ino(n), 0, func(f StoreFile) error { return f.Truncate(in.Size) })
+			if err != nil {
+				return fmt.Errorf("recovering data file %s: %w", path, err)
 			}
 		}
 	}
-	return syncDir(fs.dataDir)
+	return fs.st.SyncDir(fs.dataDir)
 }
 
 // Recovery reports what mounting found in the log.
@@ -652,7 +652,7 @@ func (fs *FS) checkpoint(final bool) error {
 
 func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 	fs.ckptSeq++
-	return writeCheckpoint(fs.dir, &Checkpoint{
+	return writeCheckpoint(fs.st, fs.dir, &Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
 	})
@@ -666,12 +666,12 @@ func (fs *FS) syncDataFiles() error {
 	fs.dirty = map[Ino]bool{}
 	fs.dirtyMu.Unlock()
 	for _, ino := range slices.Sorted(maps.Keys(dirty)) {
-		err := fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		err := fs.withDataFileIfExists(ino, func(f StoreFile) error { return f.Datasync() })
 		if err != nil {
 			return fmt.Errorf("syncing data of inode %d: %w", ino, err)
 		}
 	}
-	return syncDir(fs.dataDir)
+	return fs.st.SyncDir(fs.dataDir)
 }
 
 func (fs *FS) markDirty(ino Ino) {
@@ -695,7 +695,7 @@ func (fs *FS) reapFreed() error {
 	fs.freed = keep
 	fs.freedMu.Unlock()
 	for _, f := range gone {
-		if err := os.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fs.st.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/logbuf"
-	"golang.org/x/sys/unix"
 )
 
 // Attr is what stat(2) reports about an inode.
@@ -302,13 +301,13 @@ func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
 
 // dataFile returns the open data file of a regular file, opening (and
 // creating) it as needed. The caller holds st.mu.
-func (fs *FS) dataFile(ino Ino, st *inodeState) (*os.File, error) {
+func (fs *FS) dataFile(ino Ino, st *inodeState) (StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
 	}
-	f, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
+	f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		f, err = os.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		st.newFile = err == nil
 	}
 	if err != nil {
@@ -351,7 +350,9 @@ func (fs *FS) size(ino Ino) int64 {
 }
 
 // Read reads from a regular file at off. Bytes past the data file's end
-// but inside the file's size (a file extended by truncate) read as zeros.
+// but inside the file's size (a file extended by truncate) read as zeros,
+// and so does a file without a data file yet: a read never creates one, so
+// reads work on a full disk and on a journal that has stopped.
 func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
@@ -546,7 +547,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if err != nil {
 		return errno(err)
 	}
-	if err := unix.Fallocate(int(f.Fd()), mode, off, length); err != nil {
+	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
 	}
 	fs.markDirty(ino)
@@ -612,12 +613,12 @@ func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	}
 	var err error
 	if st.file != nil {
-		err = unix.Fdatasync(int(st.file.Fd()))
+		err = st.file.Datasync()
 	} else {
-		err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		err = fs.withDataFileIfExists(ino, func(f StoreFile) error { return f.Datasync() })
 	}
 	if err == nil && st.newFile {
-		err = syncDir(fs.dataDir) // the new data file's name
+		err = fs.st.SyncDir(fs.dataDir) // the new data file's name
 		st.newFile = false
 	}
 	if err == nil {
@@ -680,8 +681,8 @@ type Statfs struct {
 
 // Statfs reports space and inode counts.
 func (fs *FS) Statfs() (Statfs, error) {
-	var s unix.Statfs_t
-	if err := unix.Statfs(fs.dataDir, &s); err != nil {
+	s, err := fs.st.Statfs(fs.dataDir)
+	if err != nil {
 		return Statfs{}, errno(err)
 	}
 	// Inodes with names, or open: an unlinked file lives on while open, as
@@ -695,6 +696,6 @@ func (fs *FS) Statfs() (Statfs, error) {
 		}
 	}
 	fs.mu.RUnlock()
-	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: uint32(s.Bsize),
+	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: s.Bsize,
 		Files: n + 1<<20, Ffree: 1 << 20, NameLen: MaxNameLen}, nil
 }
