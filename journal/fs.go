@@ -64,6 +64,9 @@ type Options struct {
 	Device             Device                        // the log device; nil: DIR/log
 	Store              StoreFS                       // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
+	// OnFail, if set, is called once, when the journal stops accepting
+	// changes (see State), with the reason; Logf gets the message too.
+	OnFail func(reason error)
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -116,6 +119,7 @@ type FS struct {
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
+	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
@@ -137,6 +141,7 @@ type inodeState struct {
 	noDirect  bool       // the filesystem under the store refused O_DIRECT
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
+	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
 	lsn       logbuf.LSN // newest transaction touching the inode
 	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data)
 }
@@ -298,13 +303,13 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	fs.bound = boundary{tail: head, lastTID: rep.lastTID}
 	fs.shadow = fs.model.Clone()
 	if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mount: %w", err)
 	}
 	fs.x, err = newXlog(xlogConfig{
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
 		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		head: head, prevBlock: scan.prev, tail: head, lastTID: rep.lastTID,
-		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint,
+		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint, onFail: fs.failed,
 	})
 	if err != nil {
 		return nil, err
@@ -497,11 +502,17 @@ func (fs *FS) closeFiles() {
 	}
 }
 
-// errno maps an internal error to what the caller reports: errnos pass
-// through, anything else (a failed log or data file) is EIO.
+// errno maps an internal error to what the caller reports: a journal that
+// has stopped is EIO whatever stopped it (a full disk under the log is no
+// reason to tell the caller ENOSPC), other errnos pass through, anything
+// else (a failed data file) is EIO.
 func errno(err error) error {
 	if err == nil {
 		return nil
+	}
+	var f *FailedError
+	if errors.As(err, &f) || errors.Is(err, errClosed) {
+		return syscall.EIO
 	}
 	var e syscall.Errno
 	if errors.As(err, &e) {
@@ -522,20 +533,26 @@ func (fs *FS) state(ino Ino) *inodeState {
 	return st
 }
 
-// commit validates op against the model, applies it and copies it into
-// the log, all under the model lock so that the log order is the order of
-// the model's changes. It returns the LSN to force for the op to be durable.
-// The caller holds fs.mu for writing.
+// commitLocked validates op against the model, copies it into the log,
+// then applies it to the model, all under the model lock so that the log
+// order is the order of the model's changes. The model changes only once
+// the op is in the log: an op the log refuses (it failed, or it stopped
+// while the op waited for space) leaves the model exactly as it was. It
+// returns the LSN to force for the op to be durable. The caller holds fs.mu
+// for writing.
 func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	if fs.closed.Load() {
 		return 0, syscall.EIO
 	}
+	if err := fs.x.failure(); err != nil {
+		return 0, err
+	}
+	if err := fs.model.Validate(op); err != nil {
+		return 0, err
+	}
 	var oldSize int64 = -1
 	if in := fs.model.Inodes[op.Ino]; in != nil {
 		oldSize = in.Size
-	}
-	if err := fs.model.Apply(op); err != nil {
-		return 0, err
 	}
 	region := op.Encode(make([]byte, 0, op.EncodedLen()))
 	kept := *op
@@ -547,6 +564,14 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	lsn, err := fs.x.commit(region, &kept)
 	if err != nil {
 		return 0, err
+	}
+	if err := fs.model.Apply(op); err != nil {
+		// Validate said it would apply, and nothing changed the model
+		// since: only a bug gets here, and the log now holds an op the
+		// model refused, so nothing more may be logged.
+		err = fmt.Errorf("the model refused %s after validating it: %w", op, err)
+		fs.x.fail(err)
+		return 0, &FailedError{Reason: err}
 	}
 	if fs.afterCommit != nil {
 		fs.afterCommit(fs.x.lastCommitted(), op)
@@ -610,12 +635,89 @@ func (fs *FS) checkpointer() {
 		case <-t.C:
 		case <-fs.ckptReq:
 		}
-		if err := fs.checkpoint(false); err != nil {
-			fs.opts.Logf("checkpoint failed: %v", err)
+		if fs.x.failure() != nil {
+			return
+		}
+		fs.runCheckpoint()
+	}
+}
+
+// runCheckpoint takes a checkpoint and deals with its failure. A failed
+// checkpoint leaves the log as it was (the tail stays where the last good
+// one put it), so the journal goes on while the log has room: State says
+// "degraded", Logf says why, and the next checkpoint tries again. Freed
+// inodes' data files are still deleted meanwhile, since that may be what
+// gives the space back. The failure stops the journal only when it must:
+// a transaction is waiting for log space that only a checkpoint can give,
+// or (data journal) a data file could not be written back, which leaves
+// the log as the only copy of its bytes.
+func (fs *FS) runCheckpoint() {
+	err := fs.checkpoint(false)
+	if err != nil && fs.x.failure() == nil {
+		var wb *writebackError
+		if errors.As(err, &wb) {
 			fs.x.fail(err)
 			return
 		}
+		if prev := fs.ckptErr.Swap(&err); prev == nil || (*prev).Error() != err.Error() {
+			fs.opts.Logf("checkpoint failed: %v; the log still has room, so the journal goes on, and the next checkpoint tries again", err)
+		}
+		if fs.x.forceAll() == nil && fs.reapFreed() > 0 {
+			err = fs.checkpoint(false)
+		}
 	}
+	switch {
+	case fs.x.failure() != nil:
+	case err == nil:
+		if fs.ckptErr.Swap(nil) != nil {
+			fs.opts.Logf("checkpoint succeeded again; the journal is back to normal")
+		}
+	case fs.x.spaceWaiting():
+		fs.x.fail(fmt.Errorf("the log is full, and the checkpoint that would free it failed: %w", err))
+	}
+}
+
+// writebackError is a data file that a data-journal checkpoint could not
+// write back.
+type writebackError struct{ err error }
+
+func (e *writebackError) Error() string {
+	return e.err.Error() + "; the log still holds those bytes: unmount and mount again to replay them"
+}
+func (e *writebackError) Unwrap() error { return e.err }
+
+// FailedError is what every change gets once the journal has stopped: its
+// log can no longer be written (the errno callers see is EIO). Reason says
+// what stopped it.
+type FailedError struct{ Reason error }
+
+func (e *FailedError) Error() string { return "journal failed: " + e.Reason.Error() }
+func (e *FailedError) Unwrap() error { return e.Reason }
+
+// failed runs once, when the log stops.
+func (fs *FS) failed(reason error) {
+	fs.opts.Logf("journal failed: %v; no more changes are accepted (reads go on); "+
+		"unmount, make room or fix the disk, and mount again to recover what the log holds", reason)
+	if fs.opts.OnFail != nil {
+		fs.opts.OnFail(reason)
+	}
+}
+
+// State says how the journal is: "ok"; "degraded: checkpoint failed: ..."
+// while checkpoints fail but the log still has room; "failed: <reason>"
+// once it accepts no more changes (reads still work).
+func (fs *FS) State() string {
+	if err := fs.x.failure(); err != nil {
+		var f *FailedError
+		if errors.As(err, &f) {
+			err = f.Reason
+		}
+		return "failed: " + err.Error()
+	}
+	if e := fs.ckptErr.Load(); e != nil {
+		return "degraded: checkpoint failed: " + (*e).Error()
+	}
+	return "ok"
 }
 
 // checkpoint writes the model as of the newest durable record and moves
@@ -623,7 +725,8 @@ func (fs *FS) checkpointer() {
 // The order keeps the write-ahead rule: records durable, then the shadow's
 // state and boundary taken together, then data files synced (every write
 // the state includes was made to its data file before it committed), then
-// the checkpoint file, and only then the tail.
+// the checkpoint file, and only then the tail. Once the tail moved, the
+// data files of inodes freed durably are deleted.
 func (fs *FS) checkpoint(final bool) error {
 	fs.ckptMu.Lock()
 	defer fs.ckptMu.Unlock()
@@ -647,7 +750,8 @@ func (fs *FS) checkpoint(final bool) error {
 	}
 	fs.x.moveTail(b.tail)
 	fs.ckpts.Add(1)
-	return fs.reapFreed()
+	fs.reapFreed()
+	return nil
 }
 
 func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
@@ -659,19 +763,47 @@ func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 }
 
 // syncDataFiles makes every data file written since the last checkpoint
-// durable, and the data directory (new files' names).
+// durable, and the data directory (new files' names). What it could not
+// sync stays dirty for the next checkpoint. A data file whose sync failed
+// may have lost what it was to write, although a later sync will succeed
+// (Linux marks the pages clean after a writeback error): its inode's fsync
+// reports EIO from then on, and in data-journal mode the error is a
+// writebackError, which stops the journal before a checkpoint can move the
+// tail past the only copy of those bytes.
 func (fs *FS) syncDataFiles() error {
 	fs.dirtyMu.Lock()
 	dirty := fs.dirty
 	fs.dirty = map[Ino]bool{}
 	fs.dirtyMu.Unlock()
-	for _, ino := range slices.Sorted(maps.Keys(dirty)) {
+	inos := slices.Sorted(maps.Keys(dirty))
+	redirty := func(inos []Ino) {
+		fs.dirtyMu.Lock()
+		for _, ino := range inos {
+			fs.dirty[ino] = true
+		}
+		fs.dirtyMu.Unlock()
+	}
+	for i, ino := range inos {
 		err := fs.withDataFileIfExists(ino, func(f StoreFile) error { return f.Datasync() })
 		if err != nil {
-			return fmt.Errorf("syncing data of inode %d: %w", ino, err)
+			redirty(inos[i:])
+			if st := fs.existingState(ino); st != nil {
+				st.mu.Lock()
+				st.dataErr = err
+				st.mu.Unlock()
+			}
+			err = fmt.Errorf("syncing data file of inode %d: %w", ino, err)
+			if fs.opts.Journal == JournalData {
+				return &writebackError{err}
+			}
+			return err
 		}
 	}
-	return fs.st.SyncDir(fs.dataDir)
+	if err := fs.st.SyncDir(fs.dataDir); err != nil {
+		redirty(inos)
+		return err
+	}
+	return nil
 }
 
 func (fs *FS) markDirty(ino Ino) {
@@ -680,8 +812,11 @@ func (fs *FS) markDirty(ino Ino) {
 	fs.dirtyMu.Unlock()
 }
 
-// reapFreed deletes the data files of freed inodes whose free is durable.
-func (fs *FS) reapFreed() error {
+// reapFreed deletes the data files of freed inodes whose free is durable
+// and returns how many it deleted. It needs no checkpoint: should a crash
+// bring a deleted name back, recovery deletes the file of an inode that
+// no longer exists. A file it cannot delete stays listed for the next try.
+func (fs *FS) reapFreed() int {
 	_, _, _, durable := fs.x.snapshotStats()
 	fs.freedMu.Lock()
 	var keep, gone []freedInode
@@ -694,10 +829,20 @@ func (fs *FS) reapFreed() error {
 	}
 	fs.freed = keep
 	fs.freedMu.Unlock()
+	n := 0
+	var failed []freedInode
 	for _, f := range gone {
 		if err := fs.st.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			fs.opts.Logf("deleting the data file of freed inode %d: %v (tried again later)", f.ino, err)
+			failed = append(failed, f)
+			continue
 		}
+		n++
 	}
-	return nil
+	if len(failed) > 0 {
+		fs.freedMu.Lock()
+		fs.freed = append(fs.freed, failed...)
+		fs.freedMu.Unlock()
+	}
+	return n
 }

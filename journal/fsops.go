@@ -302,11 +302,20 @@ func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
 // dataFile returns the open data file of a regular file, opening (and
 // creating) it as needed. The caller holds st.mu.
 func (fs *FS) dataFile(ino Ino, st *inodeState) (StoreFile, error) {
+	return fs.openDataFile(ino, st, true)
+}
+
+// openDataFile is dataFile; without create, a missing data file is (nil,
+// nil): the file has no bytes written yet.
+func (fs *FS) openDataFile(ino Ino, st *inodeState, create bool) (StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
 	}
 	f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
+		if !create {
+			return nil, nil
+		}
 		f, err = fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		st.newFile = err == nil
 	}
@@ -362,12 +371,14 @@ func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 	}
 	st := fs.state(ino)
 	st.mu.Lock()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.openDataFile(ino, st, false)
 	size := fs.size(ino)
 	if err == nil && off < size {
 		n := int(min(int64(len(p)), size-off))
 		var got int
-		got, err = f.ReadAt(p[:n], off)
+		if f != nil {
+			got, err = f.ReadAt(p[:n], off)
+		}
 		if errors.Is(err, io.EOF) || err == nil {
 			clear(p[got:n])
 			err = nil
@@ -402,6 +413,9 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 	if _, err := fs.regular(ino); err != nil {
 		return 0, err
 	}
+	if err := fs.x.failure(); err != nil {
+		return 0, errno(err) // a stopped journal takes no change, not even to a data file
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -426,18 +440,28 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 				op.Data = piece[:n]
 			}
 			if _, err := fs.commit(&op); err != nil {
-				return done, errno(err)
+				return done, shortWrite(done, err)
 			}
 		}
 		done += n
 		if werr != nil {
-			return done, errno(werr)
+			return done, shortWrite(done, werr)
 		}
 		if len(p) == 0 {
 			break
 		}
 	}
 	return done, nil
+}
+
+// shortWrite is what a write that failed after done bytes reports: like
+// write(2), the bytes it wrote, if any (the caller's next write gets the
+// error), else the error.
+func shortWrite(done int, err error) error {
+	if done > 0 {
+		return nil
+	}
+	return errno(err)
 }
 
 // fileTimeStep is the granularity of the times writes set, as the coarse
@@ -492,6 +516,9 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if in.Size < 0 {
 		return Attr{}, syscall.EINVAL
 	}
+	if err := fs.x.failure(); err != nil {
+		return Attr{}, errno(err)
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -539,6 +566,9 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
 		return syscall.EOPNOTSUPP
 	}
+	if err := fs.x.failure(); err != nil {
+		return errno(err)
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -582,12 +612,17 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// side by side, so an fsync costs one device flush of latency, not two.
 	var dataErr error
 	var wg sync.WaitGroup
-	if fs.opts.Journal == JournalMeta && in.IsRegular() && st.isDataDirty() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dataErr = fs.syncData(ino, st)
-		}()
+	if fs.opts.Journal == JournalMeta && in.IsRegular() {
+		dirty, lost := st.dataState()
+		if lost != nil {
+			dataErr = lost
+		} else if dirty {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dataErr = fs.syncData(ino, st)
+			}()
+		}
 	}
 	logErr := fs.x.force(lsn)
 	wg.Wait()
@@ -597,17 +632,25 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	return errno(logErr)
 }
 
-func (st *inodeState) isDataDirty() bool {
+// dataState reports whether the data file has unsynced writes, and the
+// error of a sync that failed, after which its data may be lost.
+func (st *inodeState) dataState() (dirty bool, lost error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.dataDirty
+	return st.dataDirty, st.dataErr
 }
 
 // syncData makes a data file's written bytes, and its name in the data
-// directory if it is new, durable.
+// directory if it is new, durable. A failed sync is remembered: the
+// kernel marks the pages clean after a writeback error, so a retry would
+// succeed without writing them, and every later fsync of the inode must
+// report the loss instead.
 func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.dataErr != nil {
+		return st.dataErr
+	}
 	if !st.dataDirty {
 		return nil
 	}
@@ -617,14 +660,18 @@ func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	} else {
 		err = fs.withDataFileIfExists(ino, func(f StoreFile) error { return f.Datasync() })
 	}
-	if err == nil && st.newFile {
-		err = fs.st.SyncDir(fs.dataDir) // the new data file's name
+	if err != nil {
+		st.dataErr = err
+		return err
+	}
+	if st.newFile {
+		if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name
+			return err
+		}
 		st.newFile = false
 	}
-	if err == nil {
-		st.dataDirty = false
-	}
-	return err
+	st.dataDirty = false
+	return nil
 }
 
 // Sync makes every committed transaction durable (syncfs).
