@@ -267,7 +267,8 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if err := scan.corruption(); err != nil {
 		return nil, err
 	}
-	rep, err := replay(scan, ck.LastTID, fs.replayOp)
+	replayed := map[Ino]bool{}
+	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed) })
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +280,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, len(scan.later), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
-	if err := fs.reconcileDataFiles(); err != nil {
+	if err := fs.reconcileDataFiles(replayed); err != nil {
 		return nil, err
 	}
 
@@ -340,30 +341,27 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 }
 
 // replayOp applies one replayed op to the model and, for data-journal
-// writes, to the data file.
-func (fs *FS) replayOp(op *Op) error {
+// writes, to the data file; replayed collects the data files it changed.
+func (fs *FS) replayOp(op *Op, replayed map[Ino]bool) error {
 	if err := fs.model.Apply(op); err != nil {
 		return err
 	}
-	switch op.Type {
-	case OpWrite:
-		if op.Data == nil {
-			return nil
-		}
-		return fs.withDataFile(op.Ino, func(f StoreFile) error {
+	var err error
+	switch {
+	case op.Type == OpWrite && op.Data != nil:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error {
 			_, err := f.WriteAt(op.Data, op.Off)
 			return err
 		})
-	case OpSetattr:
-		if op.Mask&SetSize != 0 && fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Truncate(op.Size) })
-		}
-	case OpFallocate:
-		if fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
-		}
+	case op.Type == OpSetattr && op.Mask&SetSize != 0 && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Truncate(op.Size) })
+	case op.Type == OpFallocate && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
+	default:
+		return nil
 	}
-	return nil
+	replayed[op.Ino] = true
+	return err
 }
 
 func (fs *FS) dataPath(ino Ino) string {
@@ -399,8 +397,13 @@ func (fs *FS) onDataFile(ino Ino, flags int, f func(StoreFile) error) error {
 }
 
 // reconcileDataFiles deletes data files of inodes that no longer exist and
-// sets each remaining one to its recovered size, then syncs them.
-func (fs *FS) reconcileDataFiles() error {
+// sets each remaining one to its recovered size, durably, with the data
+// directory: the data files replay wrote (data journal), because the fresh
+// checkpoint that follows moves the tail past the records holding those
+// bytes; and those it cut to size, because what lies past a file's end
+// (bytes of writes the log lost) must not come back inside it when a later
+// write extends the file and a crash then loses the cut.
+func (fs *FS) reconcileDataFiles(replayed map[Ino]bool) error {
 	names, err := fs.st.ReadDir(fs.dataDir)
 	if err != nil {
 		return err
@@ -419,8 +422,15 @@ func (fs *FS) reconcileDataFiles() error {
 		if err != nil {
 			return err
 		}
-		if info.Size() != in.Size {
-			err := fs.onDataFile(Ino(n), 0, func(f StoreFile) error { return f.Truncate(in.Size) })
+		if info.Size() != in.Size || replayed[Ino(n)] {
+			err := fs.onDataFile(Ino(n), 0, func(f StoreFile) error {
+				if info.Size() != in.Size {
+					if err := f.Truncate(in.Size); err != nil {
+						return err
+					}
+				}
+				return f.Datasync()
+			})
 			if err != nil {
 				return fmt.Errorf("recovering data file %s: %w", path, err)
 			}
