@@ -527,17 +527,30 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if err != nil {
 		return Attr{}, errno(err)
 	}
-	if in.Size < fs.size(ino) && fs.opts.Journal == JournalMeta {
-		// Shrinking destroys data the log cannot bring back: make the
-		// new size durable first, so a crash never recovers the old
-		// size over a data file that lost its end.
+	// The data file's new size is owed to the next fsync or fdatasync,
+	// like written bytes: a file cut and grown again must read back
+	// zeros, not what a lost truncate of its data file left.
+	if in.Size < fs.size(ino) {
+		// Shrinking destroys data the log cannot bring back (in data
+		// mode too: what the last checkpoint wrote back is only in the
+		// data file): make the new size durable first, so a crash
+		// never recovers the old size over a data file that lost its
+		// end.
+		// No checkpoint may come between the new size becoming
+		// durable and the data file's cut: it would move the tail past
+		// the shrink while the data file still held the bytes past the
+		// new end, and a crash then lose the cut, leaving those bytes
+		// to reappear inside the file when a later write extends it.
 		lsn, err := fs.commit(&op)
 		if err == nil {
+			fs.ckptMu.Lock()
 			err = fs.x.force(lsn)
-		}
-		if err == nil {
-			err = f.Truncate(in.Size)
-			fs.markDirty(ino)
+			if err == nil {
+				err = f.Truncate(in.Size)
+				fs.markDirty(ino)
+				st.dataDirty = true
+			}
+			fs.ckptMu.Unlock()
 		}
 		if err != nil {
 			return Attr{}, errno(err)
@@ -548,6 +561,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		return Attr{}, errno(err)
 	}
 	fs.markDirty(ino)
+	st.dataDirty = true
 	if _, err := fs.commit(&op); err != nil {
 		return Attr{}, errno(err)
 	}
