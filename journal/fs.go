@@ -143,7 +143,7 @@ type inodeState struct {
 	dataDirty bool       // data file written since the last fdatasync
 	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
 	lsn       logbuf.LSN // newest transaction touching the inode
-	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data)
+	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
 }
 
 type freedInode struct {
@@ -595,12 +595,20 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		st.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
-			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil {
+			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) {
 				st.dataLSN = lsn
 			}
 		}
 	}
 	return lsn, nil
+}
+
+// zeroesLogged reports whether op zeroes file bytes that only the log
+// holds until a checkpoint: a hole punch or zero range in data-journal mode,
+// which fdatasync must force like written bytes, or a replay of older
+// logged bytes would bring the punched ones back.
+func (fs *FS) zeroesLogged(op *Op) bool {
+	return fs.opts.Journal == JournalData && op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
 }
 
 // commit takes the model lock and commits op.
