@@ -62,6 +62,18 @@ type CrashFS struct {
 	root     *cnode
 	capacity int64 // 0: unlimited
 	used     int64 // bytes of linked files
+
+	// onChange, if set (by tests), runs after every call that changes
+	// something or makes it durable, with mu held, naming the call (as
+	// FaultCall.Op does) and the path: a place to take a crash image
+	// (crashLocked) in the middle of any sequence of calls.
+	onChange func(c *CrashFS, op, name string)
+}
+
+func (c *CrashFS) changed(op, name string) {
+	if c.onChange != nil {
+		c.onChange(c, op, name)
+	}
 }
 
 // sectorSize is the unit a disk writes atomically.
@@ -234,6 +246,7 @@ func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, 
 	if flag&os.O_TRUNC != 0 && f.write && len(n.data) > 0 {
 		c.truncate(n, 0)
 	}
+	c.changed("open", name)
 	return f, nil
 }
 
@@ -261,6 +274,7 @@ func (c *CrashFS) Mkdir(name string, perm os.FileMode) error {
 	nd := newDirNode()
 	nd.nlink = 0
 	c.setEntry(d, nameChange{name: base, node: nd})
+	c.changed("mkdir", name)
 	return nil
 }
 
@@ -279,6 +293,7 @@ func (c *CrashFS) Remove(name string) error {
 		return pathErr("remove", name, syscall.ENOTEMPTY)
 	}
 	c.setEntry(d, nameChange{name: base})
+	c.changed("remove", name)
 	return nil
 }
 
@@ -308,6 +323,7 @@ func (c *CrashFS) Rename(oldname, newname string) error {
 		return lerr(syscall.ENOTEMPTY)
 	}
 	c.setEntry(od, nameChange{name: nbase, from: obase, node: on})
+	c.changed("rename", oldname)
 	return nil
 }
 
@@ -353,6 +369,7 @@ func (c *CrashFS) SyncDir(name string) error {
 	}
 	n.durable = maps.Clone(n.entries)
 	n.changes = nil
+	c.changed("syncdir", name)
 	return nil
 }
 
@@ -484,6 +501,7 @@ func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	copy(f.n.data[off:], p)
 	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.data))})
+	f.fs.changed("write", f.name)
 	return len(p), nil
 }
 
@@ -500,6 +518,7 @@ func (f *crashFile) Truncate(size int64) error {
 		return pathErr("truncate", f.name, syscall.ENOSPC)
 	}
 	f.fs.truncate(f.n, size)
+	f.fs.changed("truncate", f.name)
 	return nil
 }
 
@@ -530,6 +549,7 @@ func (f *crashFile) Allocate(mode uint32, off, n int64) error {
 		ch.data = make([]byte, min(end, size)-off)
 	}
 	f.n.pending = append(f.n.pending, ch)
+	f.fs.changed("fallocate", f.name)
 	return nil
 }
 
@@ -557,6 +577,7 @@ func (f *crashFile) sync(op string) error {
 		}
 	}
 	n.disk, n.pending, n.minSize = disk, nil, size
+	f.fs.changed(op, f.name)
 	return nil
 }
 
@@ -597,6 +618,10 @@ func (f *crashFile) Close() error {
 func (c *CrashFS) Crash(r *rand.Rand) *CrashFS {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.crashLocked(r)
+}
+
+func (c *CrashFS) crashLocked(r *rand.Rand) *CrashFS {
 	// How this crash treats volatile changes: each one decided at random,
 	// or all lost, or all kept where the model lets them be.
 	policy := 0
