@@ -142,6 +142,7 @@ type inodeState struct {
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
 	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool       // a shrink is durable but cutting the data file failed: cut before it grows again
 	lsn       logbuf.LSN // newest transaction touching the inode
 	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
 }

@@ -137,6 +137,12 @@ func (fs *FS) commitRemoval(op *Op, ino Ino) error {
 	}
 	if op.Free && ino != 0 {
 		fs.forget(ino, lsn)
+		if fs.ckptErr.Load() != nil {
+			// Checkpoints are failing, maybe for want of the space
+			// this frees: try one now, which deletes the data file
+			// first.
+			fs.requestCheckpoint()
+		}
 	} else if in := fs.model.Inodes[ino]; in != nil && in.Nlink == 0 {
 		fs.unlinked[ino] = true
 	}
@@ -305,6 +311,21 @@ func (fs *FS) dataFile(ino Ino, st *inodeState) (StoreFile, error) {
 	return fs.openDataFile(ino, st, true)
 }
 
+// dataFileToChange is dataFile for an op about to change the data file: a
+// cut a shrink still owes is made first, so bytes past the file's end never
+// come back inside it.
+func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
+	f, err := fs.dataFile(ino, st)
+	if err == nil && st.cutOwed {
+		if err = f.Truncate(fs.size(ino)); err == nil {
+			st.cutOwed = false
+			st.dataDirty = true
+			fs.markDirty(ino)
+		}
+	}
+	return f, err
+}
+
 // openDataFile is dataFile; without create, a missing data file is (nil,
 // nil): the file has no bytes written yet.
 func (fs *FS) openDataFile(ino Ino, st *inodeState, create bool) (StoreFile, error) {
@@ -420,7 +441,7 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return 0, errno(err)
 	}
@@ -523,7 +544,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return Attr{}, errno(err)
 	}
@@ -541,12 +562,19 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		// the shrink while the data file still held the bytes past the
 		// new end, and a crash then lose the cut, leaving those bytes
 		// to reappear inside the file when a later write extends it.
+		// Once the new size is durable the shrink has happened, even if
+		// the data file will not be cut: reads stop at the size anyway,
+		// and the cut is owed to whatever changes the file next (or to
+		// the next mount).
 		lsn, err := fs.commit(&op)
 		if err == nil {
 			fs.ckptMu.Lock()
 			err = fs.x.force(lsn)
 			if err == nil {
-				err = f.Truncate(in.Size)
+				if terr := f.Truncate(in.Size); terr != nil {
+					st.cutOwed = true
+					fs.opts.Logf("cutting the data file of inode %d to %d bytes: %v (tried again before it next changes)", ino, in.Size, terr)
+				}
 				fs.markDirty(ino)
 				st.dataDirty = true
 			}
@@ -587,7 +615,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return errno(err)
 	}
