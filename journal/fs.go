@@ -65,8 +65,9 @@ type Options struct {
 	Store              StoreFS                       // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 	// OnFail, if set, is called once, when the journal stops accepting
-	// changes (see State), with the reason; Logf gets the message too.
-	OnFail func(reason error)
+	// changes (see State), with a *FailedError saying why, instead of
+	// Logf.
+	OnFail func(err error)
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -715,11 +716,12 @@ func (e *FailedError) Unwrap() error { return e.Reason }
 
 // failed runs once, when the log stops.
 func (fs *FS) failed(reason error) {
+	if fs.opts.OnFail != nil {
+		fs.opts.OnFail(&FailedError{Reason: reason})
+		return
+	}
 	fs.opts.Logf("journal failed: %v; no more changes are accepted (reads go on); "+
 		"unmount, make room or fix the disk, and mount again to recover what the log holds", reason)
-	if fs.opts.OnFail != nil {
-		fs.opts.OnFail(reason)
-	}
 }
 
 // State says how the journal is: "ok"; "degraded: checkpoint failed: ..."

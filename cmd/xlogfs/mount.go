@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"fmt"
 	"io"
+	"log/syslog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,9 +35,17 @@ transactions are replayed, a torn tail is cut with a warning, corruption is
 refused.
 
 Without --foreground the command returns once the mount answers, leaving the
-daemon running; its later messages go to DIR/xlogfs.log (see --log).
+daemon running; its later messages go to DIR/xlogfs.log (see --log) and to
+syslog (see --syslog), since the log file may sit on a full disk.
 Unmount with "fusermount3 -u MOUNTPOINT" or SIGINT/SIGTERM to the daemon:
-both checkpoint and write the unmount record.`
+both checkpoint and write the unmount record.
+
+A journal that must stop (its log cannot be written; or the log is full and
+the checkpoint that would free it fails, e.g. for lack of space) says so on
+stderr, in syslog, and in "xlogfs stats" (state failed: <reason>). Reads go
+on; every change gets EIO. While only checkpoints fail and the log has room
+the state is "degraded" and changes go on, so that removing files can give
+the space back.`
 
 // readyFD is the descriptor a daemon reports readiness on; its parent
 // passes a pipe there and waits.
@@ -50,6 +59,7 @@ type mountFlags struct {
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
+	syslog                   string
 }
 
 func runMount(args []string) error {
@@ -71,6 +81,7 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -157,11 +168,16 @@ func daemonize(args []string, dir, mnt string) error {
 	return fmt.Errorf("the mount daemon exited before the mount was ready (%v)", werr)
 }
 
+// defaultSyslog is the local syslog socket.
+const defaultSyslog = "/dev/log"
+
 // reporter sends messages to the waiting parent until the mount is ready,
-// and to stderr (the log file, for a daemon) afterwards.
+// and to stderr (the log file, for a daemon) afterwards; a daemon's go to
+// syslog too.
 type reporter struct {
-	mu    sync.Mutex
-	ready *os.File // nil in a plain foreground mount
+	mu     sync.Mutex
+	ready  *os.File       // nil in a plain foreground mount
+	syslog *syslog.Writer // a daemon's, once it is ready; nil without one
 }
 
 func newReporter() *reporter {
@@ -184,9 +200,26 @@ func (r *reporter) logf(format string, a ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Info(msg)
+	}
 }
 
-func (r *reporter) done(err error, logPath string) {
+// failed reports a journal that stopped: on stderr, and as an error in
+// syslog, which a full disk under DIR/xlogfs.log cannot keep from the
+// administrator.
+func (r *reporter) failed(mnt string, err error) {
+	msg := fmt.Sprintf("%v; %s takes no more changes (every one gets EIO; reads go on): "+
+		"unmount it, make room or fix the disk, and mount again to recover what the log holds", err, mnt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Err(msg)
+	}
+}
+
+func (r *reporter) done(err error, logPath, syslogPath string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready == nil {
@@ -195,11 +228,19 @@ func (r *reporter) done(err error, logPath string) {
 	if err != nil {
 		fmt.Fprintf(r.ready, "error %v\n", err)
 	} else {
-		// From here on the daemon's messages go to its log file.
+		// From here on the daemon's messages go to its log file, and
+		// to syslog when there is one.
 		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
 			unix.Dup2(int(f.Fd()), 1)
 			unix.Dup2(int(f.Fd()), 2)
 			f.Close()
+		}
+		if syslogPath != "none" {
+			w, serr := syslog.Dial("unixgram", syslogPath, syslog.LOG_DAEMON|syslog.LOG_INFO, "xlogfs")
+			if serr != nil {
+				fmt.Fprintf(os.Stderr, "%s xlogfs: no syslog (%v): messages go to %s only\n", time.Now().Format(time.RFC3339), serr, logPath)
+			}
+			r.syslog = w
 		}
 		fmt.Fprintf(r.ready, "ready %d\n", os.Getpid())
 	}
@@ -216,7 +257,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	defer func() {
 		if rep.ready != nil {
-			rep.done(err, logPath)
+			rep.done(err, logPath, f.syslog)
 			if err != nil {
 				err = exitCode(1)
 			}
@@ -242,6 +283,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		}()
 	}
 	opts.Logf = rep.logf
+	opts.OnFail = func(err error) { rep.failed(mnt, err) }
 	start := time.Now()
 	jfs, err := journal.Open(dir, opts)
 	if err != nil {
@@ -277,7 +319,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("%v: unmounting %s", s, mnt)
 		unmountOrDetach(server.Unmount, mnt, rep.logf)
 	}()
-	rep.done(nil, logPath)
+	rep.done(nil, logPath, f.syslog)
 	server.Wait()
 	signal.Stop(sigs)
 	if err := jfs.Close(); err != nil {
