@@ -481,6 +481,15 @@ func (w *faultWorld) liveFault(where string, site faultSite, e syscall.Errno) st
 		t.Fatalf("%s: reading after the faults: %q, %v", where, b, err)
 	}
 	w.ff.SetFault(nil)
+	if w.fs.x.failure() == nil {
+		// The fault gone, the next checkpoint works and the journal
+		// is back to normal; it must still write back everything the
+		// failed ones did not.
+		w.fs.runCheckpoint()
+		if st := w.fs.State(); st != "ok" {
+			t.Fatalf("%s: after the fault ended and a checkpoint: state %q", where, st)
+		}
+	}
 	w.fs.Abandon()
 	w.remount(where)
 	if len(got) == 0 {
