@@ -548,24 +548,22 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if err != nil {
 		return Attr{}, errno(err)
 	}
-	// The data file's new size is owed to the next fsync or fdatasync,
-	// like written bytes: a file cut and grown again must read back
-	// zeros, not what a lost truncate of its data file left.
+	// Either way the data file's new size is owed to the next fsync or
+	// fdatasync, like written bytes: a file cut and grown again must read
+	// back zeros, not what a lost cut of its data file left.
 	if in.Size < fs.size(ino) {
 		// Shrinking destroys data the log cannot bring back (in data
 		// mode too: what the last checkpoint wrote back is only in the
-		// data file): make the new size durable first, so a crash
+		// data file), so the new size is made durable first: a crash
 		// never recovers the old size over a data file that lost its
-		// end.
-		// No checkpoint may come between the new size becoming
-		// durable and the data file's cut: it would move the tail past
-		// the shrink while the data file still held the bytes past the
-		// new end, and a crash then lose the cut, leaving those bytes
-		// to reappear inside the file when a later write extends it.
-		// Once the new size is durable the shrink has happened, even if
-		// the data file will not be cut: reads stop at the size anyway,
-		// and the cut is owed to whatever changes the file next (or to
-		// the next mount).
+		// end. No checkpoint may come between that force and the cut:
+		// it would move the tail past the shrink while the data file
+		// still held the old end, and a crash that lost the cut would
+		// bring those bytes back inside the file once a later write
+		// extends it. Once the new size is durable the shrink has
+		// happened, even if the cut fails: reads stop at the size, and
+		// the cut is owed to whatever changes the file next (or to the
+		// next mount).
 		lsn, err := fs.commit(&op)
 		if err == nil {
 			fs.ckptMu.Lock()
