@@ -60,10 +60,14 @@ test-ppc64:
 bench: build
 	$(BIN) bench
 
-# The journal's randomized crash test at full strength: 100,000 crash states
-# (make test runs 2,000). XLOGFS_CRASH_SEED=N reruns a failing seed.
+# The journal's crash tests at full strength: 100,000 crash states each
+# (make test runs 2,000 of each): the randomized crash test (log device
+# torn), and the whole-store power-loss test (every file of the store on a
+# simulated host filesystem). XLOGFS_CRASH_SEED=N and XLOGFS_POWERLOSS_SEED=N
+# rerun a failing seed.
 crashtest:
-	XLOGFS_CRASH_STATES=100000 $(GO) test -run TestRandomizedCrashRecovery -v -timeout 60m ./journal
+	XLOGFS_CRASH_STATES=100000 $(GO) test -count=1 -run TestRandomizedCrashRecovery -v -timeout 60m ./journal
+	XLOGFS_POWERLOSS_STATES=100000 $(GO) test -count=1 -run TestPowerLoss -v -timeout 60m ./journal
 
 # MariaDB on xlogfs under sysbench load, with the daemon killed mid-run and
 # InnoDB's recovery checked, eight times (tests/mysql_test.go, build tag

@@ -2,7 +2,10 @@
 // inode, changed only by transactions that go through an XFS-style
 // write-ahead log (iclogs, log forces with group commit, checkpoints that
 // move the tail, crash recovery), over a store directory (DESIGN §1, §3,
-// §4). It works without FUSE; package fusefs only calls it.
+// §4). It works without FUSE; package fusefs only calls it. Every read and
+// write of the store goes through a StoreFS (storefs.go): the real
+// filesystem in use; in tests CrashFS, which models what a power cut keeps,
+// and FaultFS, which fails chosen calls.
 //
 // # Recovery
 //

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -67,12 +66,12 @@ func (d flushDevice) Sync() error {
 
 // fdatasync makes a data file's bytes durable, taking the emulated flush
 // latency when there is one.
-func (fs *FS) fdatasync(f *os.File) error {
+func (fs *FS) fdatasync(f StoreFile) error {
 	if fs.flush == nil {
-		return unix.Fdatasync(int(f.Fd()))
+		return f.Datasync()
 	}
 	start := fs.flush.start()
-	err := unix.Fdatasync(int(f.Fd()))
+	err := f.Datasync()
 	fs.flush.wait(start)
 	return err
 }

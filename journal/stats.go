@@ -117,6 +117,7 @@ func (fs *FS) recordFsync(d time.Duration) {
 
 // Stats are the filesystem's counters, as .stats shows them.
 type Stats struct {
+	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
 	CksumMode    string
 	CksumImpl    string
 	Journal      string
@@ -157,6 +158,7 @@ type Stats struct {
 func (fs *FS) Stats() Stats {
 	xs, head, tail, durable := fs.x.snapshotStats()
 	s := Stats{
+		State:     fs.State(),
 		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
@@ -210,6 +212,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 		k, _ := fmt.Fprintf(w, "%s %v\n", name, v)
 		n += int64(k)
 	}
+	p("state", s.State)
 	p("cksum_mode", s.CksumMode)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)

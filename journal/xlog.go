@@ -68,6 +68,8 @@ type xlog struct {
 	onDurable func([]*iclog)
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
+	// called once, outside mu, when the log fails
+	onFail func(reason error)
 
 	// pprof labels the writer runs under, and those of checksum work.
 	baseLabels, cksumLabels context.Context
@@ -90,7 +92,8 @@ type xlog struct {
 	nextTID      uint32
 	lastTID      uint32 // newest committed transaction
 	open         *pos   // START position of the transaction being copied in
-	err          error  // sticky: the log failed
+	spaceWaiters int    // commits waiting for a checkpoint to free log space
+	err          error  // sticky: the log failed (a *FailedError), or errClosed
 	closing      bool
 	writerDone   chan struct{}
 
@@ -123,6 +126,7 @@ type xlogConfig struct {
 	lastTID        uint32
 	onDurable      func([]*iclog)
 	wantCheckpoint func()
+	onFail         func(reason error)
 }
 
 func newXlog(c xlogConfig) (*xlog, error) {
@@ -135,6 +139,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 		sum:            c.sum,
 		onDurable:      c.onDurable,
 		wantCheckpoint: c.wantCheckpoint,
+		onFail:         c.onFail,
 		head:           c.head,
 		prevBlock:      c.prevBlock,
 		tail:           c.tail,
@@ -249,7 +254,9 @@ func (x *xlog) activeIclog() (*iclog, error) {
 		if x.head.abs+x.maxBlocks > x.tail.abs+x.logBlocks {
 			x.stats.spaceWaits++
 			x.wantCheckpoint()
+			x.spaceWaiters++
 			x.cond.Wait()
+			x.spaceWaiters--
 			continue
 		}
 		ic := x.free[len(x.free)-1]
@@ -389,21 +396,42 @@ func (x *xlog) complete(recs []*iclog) {
 	x.mu.Unlock()
 }
 
+// fail stops the log for good: every later commit and every force that
+// must wait gets a *FailedError carrying err.
 func (x *xlog) fail(err error) {
 	x.mu.Lock()
-	if x.err == nil {
-		x.err = err
+	first := x.err == nil
+	if first {
+		x.err = &FailedError{Reason: err}
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
+	if first && x.onFail != nil {
+		x.onFail(err)
+	}
 }
 
-// force waits until the record at lsn is durable (xfs_log_force_seq).
+// failure is the log's sticky error, nil while it works.
+func (x *xlog) failure() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// spaceWaiting reports whether a commit waits for log space.
+func (x *xlog) spaceWaiting() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.spaceWaiters > 0
+}
+
+// force waits until the record at lsn is durable (xfs_log_force_seq). A
+// record already durable needs nothing, even of a failed log.
 func (x *xlog) force(lsn logbuf.LSN) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable {
-		return x.err
+		return nil
 	}
 	x.stats.forceCalls++
 	if lsn > x.forceLSN {
@@ -412,6 +440,9 @@ func (x *xlog) force(lsn logbuf.LSN) error {
 	x.wcond.Signal()
 	for x.durable < lsn && x.err == nil {
 		x.cond.Wait()
+	}
+	if x.durable >= lsn {
+		return nil
 	}
 	return x.err
 }

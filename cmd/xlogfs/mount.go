@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"fmt"
 	"io"
+	"log/syslog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,10 +35,18 @@ transactions are replayed, a torn tail is cut with a warning, corruption is
 refused.
 
 Without --foreground the command returns once the mount answers, leaving the
-daemon running; its later messages go to DIR/xlogfs.log (see --log).
+daemon running; its later messages go to DIR/xlogfs.log (see --log) and to
+syslog (see --syslog), since the log file may sit on a full disk.
 Unmount with "xlogfs umount MOUNTPOINT", which returns once the daemon has
 written its unmount record; "fusermount3 -u MOUNTPOINT" and SIGINT/SIGTERM to
 the daemon unmount too, but return before the daemon is done.
+
+A journal that must stop (its log cannot be written; or the log is full and
+the checkpoint that would free it fails, e.g. for lack of space) says so on
+stderr, in syslog, and in "xlogfs stats" (state failed: <reason>). Reads go
+on; every change gets EIO. While only checkpoints fail and the log has room
+the state is "degraded" and changes go on, so that removing files can give
+the space back.
 
 Measuring aids: --flush-latency D makes every log flush and data-file sync
 take exactly D (the real flush, then a wait for the rest of D; a flush
@@ -60,6 +69,7 @@ type mountFlags struct {
 	logForce                 time.Duration
 	flushLatency             time.Duration
 	profileRate              int
+	syslog                   string
 }
 
 func runMount(args []string) error {
@@ -85,6 +95,7 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
+	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -182,11 +193,16 @@ func daemonize(args []string, dir, mnt string) error {
 	return fmt.Errorf("the mount daemon exited before the mount was ready (%v)", werr)
 }
 
+// defaultSyslog is the local syslog socket.
+const defaultSyslog = "/dev/log"
+
 // reporter sends messages to the waiting parent until the mount is ready,
-// and to stderr (the log file, for a daemon) afterwards.
+// and to stderr (the log file, for a daemon) afterwards; a daemon's go to
+// syslog too.
 type reporter struct {
-	mu    sync.Mutex
-	ready *os.File // nil in a plain foreground mount
+	mu     sync.Mutex
+	ready  *os.File       // nil in a plain foreground mount
+	syslog *syslog.Writer // a daemon's, once it is ready; nil without one
 }
 
 func newReporter() *reporter {
@@ -209,9 +225,26 @@ func (r *reporter) logf(format string, a ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Info(msg)
+	}
 }
 
-func (r *reporter) done(err error, logPath string) {
+// failed reports a journal that stopped: on stderr, and as an error in
+// syslog, which a full disk under DIR/xlogfs.log cannot keep from the
+// administrator.
+func (r *reporter) failed(mnt string, err error) {
+	msg := fmt.Sprintf("%v; %s takes no more changes (every one gets EIO; reads go on): "+
+		"unmount it, make room or fix the disk, and mount again to recover what the log holds", err, mnt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Err(msg)
+	}
+}
+
+func (r *reporter) done(err error, logPath, syslogPath string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready == nil {
@@ -220,11 +253,19 @@ func (r *reporter) done(err error, logPath string) {
 	if err != nil {
 		fmt.Fprintf(r.ready, "error %v\n", err)
 	} else {
-		// From here on the daemon's messages go to its log file.
+		// From here on the daemon's messages go to its log file, and
+		// to syslog when there is one.
 		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
 			unix.Dup2(int(f.Fd()), 1)
 			unix.Dup2(int(f.Fd()), 2)
 			f.Close()
+		}
+		if syslogPath != "none" {
+			w, serr := syslog.Dial("unixgram", syslogPath, syslog.LOG_DAEMON|syslog.LOG_INFO, "xlogfs")
+			if serr != nil {
+				fmt.Fprintf(os.Stderr, "%s xlogfs: no syslog (%v): messages go to %s only\n", time.Now().Format(time.RFC3339), serr, logPath)
+			}
+			r.syslog = w
 		}
 		fmt.Fprintf(r.ready, "ready %d\n", os.Getpid())
 	}
@@ -241,7 +282,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	defer func() {
 		if rep.ready != nil {
-			rep.done(err, logPath)
+			rep.done(err, logPath, f.syslog)
 			if err != nil {
 				err = exitCode(1)
 			}
@@ -267,6 +308,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		}()
 	}
 	opts.Logf = rep.logf
+	opts.OnFail = func(err error) { rep.failed(mnt, err) }
 	start := time.Now()
 	jfs, err := journal.Open(dir, opts)
 	if err != nil {
@@ -313,7 +355,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("%v: unmounting %s", s, mnt)
 		unmountOrDetach(server.Unmount, mnt, rep.logf)
 	}()
-	rep.done(nil, logPath)
+	rep.done(nil, logPath, f.syslog)
 	server.Wait()
 	if err := jfs.Close(); err != nil {
 		return fmt.Errorf("unmount of %s: %w", dir, err)
