@@ -567,6 +567,14 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		// happened, even if the cut fails: reads stop at the size, and
 		// the cut is owed to whatever changes the file next (or to the
 		// next mount).
+		//
+		// The checkpoint lock cannot be taken before the commit (a commit
+		// may wait for log space, which only a checkpoint frees), so a
+		// checkpoint can still slip in after the commit, if another force
+		// makes the shrink durable first. Then its tail is already past
+		// the shrink, and the cut is made durable here, before the inode
+		// can change again; in data mode no later fsync would sync it.
+		ckpts := fs.ckpts.Load()
 		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
 			fs.ckptMu.Lock()
@@ -578,6 +586,9 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 				}
 				fs.markDirty(ino)
 				st.dataDirty = true
+				if fs.ckpts.Load() != ckpts && !st.cutOwed {
+					err = fs.syncDataLocked(ino, st)
+				}
 			}
 			fs.ckptMu.Unlock()
 		}
@@ -691,6 +702,11 @@ func (st *inodeState) dataState() (dirty bool, lost error) {
 func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	return fs.syncDataLocked(ino, st)
+}
+
+// syncDataLocked is syncData for a caller holding st.mu.
+func (fs *FS) syncDataLocked(ino Ino, st *inodeState) error {
 	if st.dataErr != nil {
 		return st.dataErr
 	}
