@@ -23,7 +23,11 @@ package amd64
 // Kernel is one CRC-32C kernel. Update has exactly the semantics of
 // hash/crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p): crc is the
 // previous finalized CRC, and Update(0, p) is the CRC-32C of p.
+//
+// Combine(crcA, crcB, lenB) is the CRC-32C of A‖B given crcA, the CRC of A,
+// and crcB, the CRC of B, len(B) = lenB: Update(crcA, B) without B.
 type Kernel struct {
 	Name, Desc string
 	Update     func(crc uint32, p []byte) uint32
+	Combine    func(crcA, crcB uint32, lenB int) uint32
 }

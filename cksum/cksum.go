@@ -16,11 +16,14 @@ import (
 )
 
 // Impl is one CRC-32C implementation. Update(crc, p) must equal
-// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input.
+// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input,
+// and Combine(Update(0, a), Update(0, b), len(b)) must equal
+// Update(Update(0, a), b) (see Combine).
 type Impl struct {
-	Name   string // short name, used by --cksum-impl
-	Desc   string // one line for humans
-	Update func(crc uint32, p []byte) uint32
+	Name    string // short name, used by --cksum-impl
+	Desc    string // one line for humans
+	Update  func(crc uint32, p []byte) uint32
+	Combine func(crcA, crcB uint32, lenB int) uint32
 }
 
 var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
@@ -32,8 +35,8 @@ func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castag
 var impls = func() []Impl {
 	list := archImpls()
 	list = append(list,
-		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate},
-		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate},
+		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate, Combine: gf2Combine},
+		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate, Combine: gf2Combine},
 	)
 	return list
 }()
@@ -47,6 +50,13 @@ func Update(crc uint32, p []byte) uint32 { return best.Update(crc, p) }
 
 // Checksum returns the CRC-32C of p.
 func Checksum(p []byte) uint32 { return best.Update(0, p) }
+
+// Combine returns the CRC-32C of A‖B from crcA, the CRC-32C of A (or any
+// CRC state, as Update takes), and crcB = Checksum(B), where lenB = len(B):
+// the same as Update(crcA, B), without reading B. It costs a few
+// multiplications, one per set bit of lenB (combine.go has the math).
+// lenB < 0 panics.
+func Combine(crcA, crcB uint32, lenB int) uint32 { return best.Combine(crcA, crcB, lenB) }
 
 // Impls lists every implementation usable on this CPU, fastest first.
 func Impls() []Impl { return append([]Impl(nil), impls...) }
