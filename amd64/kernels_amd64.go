@@ -111,11 +111,11 @@ func Kernels() []Kernel {
 	var ks []Kernel
 	if hasAVX512 {
 		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
-			Update: updateAVX512, Combine: combine})
+			Update: updateAVX512, Combine: combine, CopyUpdate: copyUpdateAVX512})
 	}
 	if hasCLMUL {
 		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
-			Update: updateCLMUL, Combine: combine})
+			Update: updateCLMUL, Combine: combine, CopyUpdate: copyUpdateCLMUL})
 	}
 	return ks
 }

@@ -10,7 +10,7 @@ import "github.com/xlogfs/xlogfs/ppc64"
 func archImpls() []Impl {
 	var list []Impl
 	for _, k := range ppc64.Kernels() {
-		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update, Combine: gf2Combine})
+		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update, Combine: gf2Combine, CopyUpdate: k.CopyUpdate})
 	}
 	return list
 }
