@@ -21,7 +21,8 @@ const cksumBenchAbout = `
 Measures the throughput of every crc32c implementation this CPU has at each
 size, as a ratio to Go's hash/crc32 measured in the same run, then the cost of
 each checksum mode on a full 256 KiB log record (8 header blocks + payload):
-crc32c calls per record, GB/s and ratio to batched.
+crc32c calls per record, GB/s and ratio to batched; then CopyUpdate, the
+one-pass copy and checksum, against copy alone and copy then Update.
 
 Samples of every implementation and size are taken in turns (round robin),
 so that drift of the machine falls on all of them alike; the median is shown.`
@@ -51,16 +52,18 @@ type cksumBenchResult struct {
 	ModeImpl    string            `json:"mode_impl"`
 	RecordBytes int               `json:"record_bytes"`
 	Modes       []cksumModeResult `json:"modes"`
+	CopyUpdate  []cksumCopyResult `json:"copy_update,omitempty"`
 }
 
 func runCksumBench(args []string) error {
-	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--json]", cksumBenchAbout)
+	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--copy=false] [--json]", cksumBenchAbout)
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
 	modesFlag := fs.String("modes", "batched,xfs,sector", "checksum modes to compare on a 256 KiB record ('' to skip)")
 	modeImpl := fs.String("mode-impl", "auto", "implementation the mode comparison uses")
 	total := fs.Duration("time", 2*time.Second, "approximate measuring time per implementation")
 	rounds := fs.Int("rounds", 7, "samples per measurement (the median is reported)")
+	copyUpd := fs.Bool("copy", true, "measure CopyUpdate against copy and copy+Update")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
@@ -157,12 +160,17 @@ func runCksumBench(args []string) error {
 		}
 	}
 
+	if *copyUpd {
+		res.CopyUpdate = measureCopyUpdate(impls, sizes, *total, *rounds)
+	}
+
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	printCksumBench(os.Stdout, res)
+	printCopyUpdate(os.Stdout, res.CopyUpdate)
 	return nil
 }
 
