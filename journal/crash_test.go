@@ -313,7 +313,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 		check(t, err)
 		w := &crashWorld{t: t, r: rr, dir: dir, names: []string{"a", "b", "c", "d", "e", "f"}, stats: &cs, fsyncRate: []float64{0.02, 0.1, 0.25}[rr.IntN(3)]}
 		w.opts = Options{
-			Mode:               cksum.Modes()[rr.IntN(3)],
+			Mode:               cksum.Modes()[rr.IntN(len(cksum.Modes()))],
 			Journal:            []JournalMode{JournalMeta, JournalData}[rr.IntN(2)],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
