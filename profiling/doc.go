@@ -5,7 +5,7 @@
 // AnalyzeFiles), overall and per checksum mode.
 //
 // The checksum work of the journal runs under the pprof labels
-// cksum_mode=<batched|xfs|sector> and phase=checksum (LabelMode,
+// cksum_mode=<batched|xfs|sector|inline> and phase=checksum (LabelMode,
 // LabelPhase), which Analyze breaks the profile down by. Which functions
 // count as checksum code is IsChecksumFunc's to say.
 //

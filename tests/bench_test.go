@@ -46,8 +46,8 @@ func TestBenchEndToEnd(t *testing.T) {
 	if strings.TrimSpace(string(onDisk)) != strings.TrimSpace(stdout.String()) {
 		t.Error("results.json differs from what --json printed")
 	}
-	if len(res.Runs) != 3 || len(res.Summary) != 3 {
-		t.Fatalf("%d runs and %d summary rows, want one per mode (3)", len(res.Runs), len(res.Summary))
+	if len(res.Runs) != 4 || len(res.Summary) != 4 {
+		t.Fatalf("%d runs and %d summary rows, want one per mode (4)", len(res.Runs), len(res.Summary))
 	}
 	for _, r := range res.Runs {
 		st := r.Stats
@@ -70,6 +70,13 @@ func TestBenchEndToEnd(t *testing.T) {
 			if want := st["cksum_bytes"] / st["cksum_records"] / 512; perRecord != want {
 				t.Errorf("sector: %.2f crc calls per record, want one per 512-byte block (%.2f)", perRecord, want)
 			}
+		case "inline":
+			if seal := st["cksum_seal_calls"] / st["cksum_records"]; seal < 1 || seal > 2 || st["cksum_copy_calls"] == 0 {
+				t.Errorf("inline: %.2f crc calls per record at seal (want 1-2: the header blocks and the padding), %v at copy", seal, st["cksum_copy_calls"])
+			}
+		}
+		if st["cksum_seal_ns_per_force"] <= 0 {
+			t.Errorf("%s: cksum_seal_ns_per_force %v", r.Target, st["cksum_seal_ns_per_force"])
 		}
 		if r.ShareCounters <= 0 || r.ShareCounters >= 1 {
 			t.Errorf("%s: checksum share from the counters %v, want a fraction of the daemon's CPU", r.Target, r.ShareCounters)

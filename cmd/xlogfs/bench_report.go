@@ -93,6 +93,8 @@ type benchSumRow struct {
 	CallsPerRecord stat            `json:"crc_calls_per_record"`
 	BytesSummed    stat            `json:"bytes_checksummed"`
 	FsyncsPerForce stat            `json:"fsyncs_per_force"`
+	SealNsPerForce stat            `json:"cksum_seal_ns_per_force"` // checksum time on the log-force path, per force
+	CksumSeconds   stat            `json:"cksum_cpu_seconds"`       // checksum time in all, at seal and at copy
 	ShareProfile   stat            `json:"checksum_share_profile"`
 	ShareCounters  stat            `json:"checksum_share_counters"`
 	Extra          map[string]stat `json:"extra,omitempty"`
@@ -159,6 +161,8 @@ func summarize(runs []runResult, targets []target) []benchSumRow {
 			row.CallsPerRecord = col(func(r runResult) float64 { return r.Stats["cksum_calls"] / max(1, r.Stats["cksum_records"]) })
 			row.BytesSummed = col(func(r runResult) float64 { return r.Stats["cksum_bytes"] })
 			row.FsyncsPerForce = col(func(r runResult) float64 { return r.Stats["fsyncs_per_force"] })
+			row.SealNsPerForce = col(func(r runResult) float64 { return r.Stats["cksum_seal_ns_per_force"] })
+			row.CksumSeconds = col(func(r runResult) float64 { return r.Stats["cksum_ns"] / 1e9 })
 		}
 		for k := range rs[0].Extra {
 			if row.Extra == nil {
@@ -222,7 +226,7 @@ func printBenchTable(w io.Writer, res *benchResults) {
 	if mariadb {
 		head = append(head, "p95 ms")
 	}
-	head = append(head, "fsync p50 µs", "fsync p99 µs", "log forces", "records", "mean record", "crc calls/rec", "bytes summed", "fsyncs/force", "cksum % CPU (profile)", "cksum % CPU (counters)")
+	head = append(head, "fsync p50 µs", "fsync p99 µs", "log forces", "records", "mean record", "crc calls/rec", "bytes summed", "fsyncs/force", "cksum ns/force", "cksum CPU s", "cksum % CPU (profile)", "cksum % CPU (counters)")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range res.Summary {
 		n := r.Rounds
@@ -246,9 +250,10 @@ func printBenchTable(w io.Writer, res *benchResults) {
 			row = append(row, humanCount(r.LogForces.Median), humanCount(r.Records.Median),
 				humanCount(r.MeanRecord.Median)+"B", fmt.Sprintf("%.1f", r.CallsPerRecord.Median),
 				humanCount(r.BytesSummed.Median)+"B", fmt.Sprintf("%.2f", r.FsyncsPerForce.Median),
+				fmtStat(r.SealNsPerForce, n, "%.0f"), fmtStat(r.CksumSeconds, n, "%.3f"),
 				fmtStat(scale(r.ShareProfile, 100), n, "%.3f"), fmtStat(scale(r.ShareCounters, 100), n, "%.3f"))
 		} else {
-			row = append(row, "–", "–", "–", "–", "–", "–", fmtStat(scale(r.ShareProfile, 100), n, "%.3f"), "–")
+			row = append(row, "–", "–", "–", "–", "–", "–", "–", "–", fmtStat(scale(r.ShareProfile, 100), n, "%.3f"), "–")
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
