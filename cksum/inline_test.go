@@ -109,7 +109,7 @@ func TestSummerInline(t *testing.T) {
 		if stamped != nb {
 			t.Fatalf("%d of %d blocks stamped", stamped, nb)
 		}
-		got := s.Seal(&p, pad, rec[:len(hdr)])
+		got := s.Seal(&p, pad, rec[:len(hdr)], nil)
 		for _, m := range Modes() {
 			if want, _ := Sum(m, im.Update, rec, len(hdr)); got != want {
 				t.Errorf("%s: Seal %#08x, Sum(%s) %#08x", im.Name, got, m, want)
@@ -135,6 +135,36 @@ func TestStampK(t *testing.T) {
 		w := r.Uint32()
 		if got, want := mulStampK(w), mulmodP(w, k); got != want {
 			t.Fatalf("mulStampK(%#x) = %#x, want %#x", w, got, want)
+		}
+	}
+}
+
+// A block whose first word ends in the padding is stamped in Seal's
+// callback, after the padding's zeros are in the payload's CRC.
+func TestSummerSealStampsInPadding(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, tail := range []int{1, 2, 3, 4, 5} { // payload bytes into its last block
+		s := NewSummer(Inline, Best())
+		rec := make([]byte, 3*BlockSize) // header block, two payload blocks
+		hdr, payload := rec[:BlockSize], rec[BlockSize:]
+		copy(hdr, randBytes(r, BlockSize))
+		src := randBytes(r, BlockSize+tail)
+		var p Payload
+		p.Reset(Best())
+		stamped := 0
+		stampTo := func(end int) {
+			for ; stamped*BlockSize+4 <= end; stamped++ {
+				w := payload[stamped*BlockSize:][:4]
+				saved := hdr[4*stamped:][:4] // where does not matter, if outside the payload
+				copy(saved, w)
+				binary.BigEndian.PutUint32(w, 5)
+				p.Stamp(saved, w)
+			}
+		}
+		s.Copy(&p, nil, payload, src, func() { stampTo(len(src)) })
+		got := s.Seal(&p, payload[len(src):], hdr, func() { stampTo(len(payload)) })
+		if want, _ := Sum(Batched, Best().Update, rec, BlockSize); got != want {
+			t.Errorf("payload ending %d bytes into a block: Seal %#08x, CRC of the record %#08x", tail, got, want)
 		}
 	}
 }

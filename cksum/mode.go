@@ -161,15 +161,21 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 }
 
 // Seal is the inline mode's work at seal: p learns pad (the zeros that
-// round the payload up to a block, already in place), and the record's CRC
-// is that of hdr (its header blocks, h_crc zeroed) combined with p's. Every
-// payload block must be stamped by then (see Payload.Sum).
-func (s *Summer) Seal(p *Payload, pad, hdr []byte) uint32 {
+// round the payload up to a block, already in place), then stamp, if not
+// nil, stamps the blocks left (a last block whose first word ends in the
+// padding: it must see the zeros before they are stamped over), and the
+// record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
+// complete) combined with p's. Every payload block must be stamped by then
+// (see Payload.Sum).
+func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 	start := time.Now()
 	calls := 1
 	if len(pad) > 0 {
 		p.Write(pad)
 		calls++
+	}
+	if stamp != nil {
+		stamp()
 	}
 	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.Len())
 	s.nanos.Add(uint64(time.Since(start)))

@@ -181,8 +181,8 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
 		}
 	}
 	if !fine {
-		t.Fatalf("seed %d: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v)",
-			seed, tids, s.acked, s.committed, fs.Recovery())
+		t.Fatalf("seed %d: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, journal %s)",
+			seed, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.opts.Journal)
 	}
 	rec := fs.Recovery()
 	w.stats.recovered++

@@ -179,8 +179,7 @@ func (ic *Iclog) Seal(lsn, tailLSN LSN, prevBlock uint32, sum *cksum.Summer) []b
 	var crc uint32
 	switch {
 	case ic.inline && sum.Mode() == cksum.Inline:
-		ic.stampTo(plen)
-		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize])
+		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize], func() { ic.stampTo(plen) })
 	case ic.inline: // stamped at copy time, summed by another mode
 		ic.stampTo(plen)
 		crc = sum.Record(rec, ic.hsize)

@@ -110,3 +110,31 @@ func TestInlineSealedDifferently(t *testing.T) {
 		t.Errorf("iclog Reset, sealed by an inline Summer: record right: %v, stats %+v", bytes.Equal(got, want), s.Stats())
 	}
 }
+
+// A payload that ends 1-3 bytes into a block leaves that block's first
+// word to the padding: it is stamped at seal, after the padding is in the
+// payload's CRC. Every end offset around a block start, in every logbsize.
+func TestInlineEveryEndAroundABlockStart(t *testing.T) {
+	for _, size := range []int{32 << 10, 64 << 10} {
+		for blocks := 1; blocks <= 3; blocks++ {
+			for d := -5; d <= 5; d++ {
+				end := blocks*BBSize + d // payload bytes: one op header + region
+				region := make([]byte, end-OpHeaderSize)
+				for i := range region {
+					region[i] = byte(i*13 + d)
+				}
+				ref := mustIclog(t, size)
+				ref.AppendOp(3, ClientTransaction, 0, region, false)
+				want := ref.Seal(MakeLSN(6, 10), MakeLSN(6, 0), 0, newSummer(cksum.Batched))
+
+				s := newSummer(cksum.Inline)
+				ic := mustIclog(t, size)
+				ic.Start(6, s)
+				ic.AppendOp(3, ClientTransaction, 0, region, false)
+				if got := ic.Seal(MakeLSN(6, 10), MakeLSN(6, 0), 0, s); !bytes.Equal(got, want) {
+					t.Errorf("logbsize %d, payload of %d bytes (%+d from a block start): inline record differs from batched", size, end, d)
+				}
+			}
+		}
+	}
+}
