@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // oracle is the reference every implementation is held to.
@@ -188,6 +189,31 @@ func TestSummerCounts(t *testing.T) {
 	st := s.Stats()
 	if st.Records != 2 || st.Calls != 2*72 || st.Bytes != uint64(2*len(rec)) {
 		t.Errorf("stats = %+v, want 2 records, 144 calls, %d bytes", st, 2*len(rec))
+	}
+	if st.Nanos > st.WallNanos {
+		t.Errorf("CPU time %d ns > wall time %d ns", st.Nanos, st.WallNanos)
+	}
+}
+
+func TestSummerObserve(t *testing.T) {
+	rec := make([]byte, 8*BlockSize+24*BlockSize)
+	s := NewSummer(XFS, Best())
+	var got []Cost
+	s.Observe(func(c Cost) { got = append(got, c) })
+	s.Record(rec, 8*BlockSize)
+	s.Record(rec[:2*BlockSize], BlockSize)
+	if len(got) != 2 || got[0].Bytes != len(rec) || got[0].Calls != 9 || got[1].Bytes != 2*BlockSize || got[1].Calls != 2 {
+		t.Fatalf("observed %+v, want 2 records: %d bytes in 9 calls, 1024 bytes in 2", got, len(rec))
+	}
+	var cpu, wall time.Duration
+	for _, c := range got {
+		if c.CPU < 0 || c.CPU > c.Wall {
+			t.Errorf("cost %+v: CPU time outside [0, wall]", c)
+		}
+		cpu, wall = cpu+c.CPU, wall+c.Wall
+	}
+	if st := s.Stats(); st.Nanos != uint64(cpu) || st.WallNanos != uint64(wall) {
+		t.Errorf("stats %d ns CPU, %d ns wall; observed %d, %d", st.Nanos, st.WallNanos, cpu, wall)
 	}
 }
 

@@ -3,6 +3,7 @@ package cksum
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 )
 
 // Inline mode: a record's payload is checksummed while it is copied into
@@ -53,6 +54,10 @@ type Payload struct {
 	w      uint32 // raw CRC term of the stamps so far (Horner, above)
 	length int    // bytes written
 	blocks int    // blocks stamped
+
+	// Summer.Copy's work on this payload so far, for its record's Cost
+	copyCalls, copyBytes int
+	copyCPU              time.Duration
 }
 
 // Reset empties p, to be computed with impl.

@@ -81,11 +81,14 @@ func TestPayloadSumPanicsUnstamped(t *testing.T) {
 
 // Summer.Seal gives the CRC of header blocks + stamped payload, counts its
 // own work at seal and Copy's at copy time, and agrees with every mode's
-// Sum over the same record.
+// Sum over the same record. The observer sees one Cost, at Seal, holding
+// both: Copy's work reaches it with the record it went into.
 func TestSummerInline(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	for _, im := range Impls() {
 		s := NewSummer(Inline, im)
+		var seen []Cost
+		s.Observe(func(c Cost) { seen = append(seen, c) })
 		hdr := randBytes(r, 8*BlockSize)
 		nb := 100
 		rec := make([]byte, len(hdr)+nb*BlockSize)
@@ -116,10 +119,22 @@ func TestSummerInline(t *testing.T) {
 			}
 		}
 		st := s.Stats()
-		want := Stats{Records: 1, Calls: 2, Bytes: uint64(len(hdr) + len(pad)), CopyCalls: 2, CopyBytes: uint64(12 + len(src))}
-		st.Nanos, st.CopyNanos = 0, 0
+		want := Stats{Records: 1, Calls: 2, Bytes: uint64(len(hdr) + len(pad)), CopyCalls: 2, CopyBytes: uint64(12 + len(src)), Clock: clocks.name}
+		if st.Nanos > st.WallNanos || st.CopyNanos > st.CopyWallNanos || st.OffCPU > 1 || st.CopyOffCPU > 1 {
+			t.Errorf("%s: stats %+v: CPU time above wall time, or more off-CPU counts than measurements", im.Name, st)
+		}
+		st.Nanos, st.WallNanos, st.OffCPU, st.CopyNanos, st.CopyWallNanos, st.CopyOffCPU = 0, 0, 0, 0, 0, 0
 		if st != want {
 			t.Errorf("%s: stats %+v, want %+v", im.Name, st, want)
+		}
+		st = s.Stats()
+		if len(seen) != 1 {
+			t.Fatalf("%s: observer called %d times, want once, at Seal", im.Name, len(seen))
+		}
+		c := seen[0]
+		if c.Bytes != len(hdr)+len(pad) || c.Calls != 2 || c.CopyBytes != 12+len(src) || c.CopyCalls != 2 ||
+			uint64(c.CPU) != st.Nanos || uint64(c.Wall) != st.WallNanos || uint64(c.CopyCPU) != st.CopyNanos || c.TotalCPU() != c.CPU+c.CopyCPU {
+			t.Errorf("%s: observed %+v; stats %+v", im.Name, c, st)
 		}
 		if s.Stats().TotalCalls() != 4 || s.Stats().TotalBytes() != uint64(len(rec)) {
 			t.Errorf("%s: totals %d calls, %d bytes; want 4, %d", im.Name, s.Stats().TotalCalls(), s.Stats().TotalBytes(), len(rec))

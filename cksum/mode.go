@@ -86,39 +86,148 @@ func Sum(m Mode, update func(uint32, []byte) uint32, rec []byte, hdrLen int) (cr
 }
 
 // Stats is a snapshot of the checksum work a Summer has done: at seal, on
-// the log force's path (Records, Calls, Bytes, Nanos), and at copy time,
-// while ops are copied into iclogs (Copy*, inline mode only).
+// the log force's path (Records, Calls, Bytes, Nanos, WallNanos, OffCPU),
+// and at copy time, while ops are copied into iclogs (Copy*, inline mode
+// only). Both are timed the same way (see Summer).
 type Stats struct {
 	Records uint64 `json:"records"` // records checksummed
 	Calls   uint64 `json:"calls"`   // crc32c calls at seal
 	Bytes   uint64 `json:"bytes"`   // bytes checksummed at seal
-	Nanos   uint64 `json:"nanos"`   // wall time checksumming at seal, one clock read pair per record
+	// Nanos is the CPU time spent checksumming at seal (see Summer),
+	// WallNanos the wall time, and OffCPU the number of records whose
+	// wall time included time off the CPU and so was replaced by the
+	// thread's CPU clock.
+	Nanos     uint64 `json:"nanos"`
+	WallNanos uint64 `json:"wall_nanos"`
+	OffCPU    uint64 `json:"off_cpu_records"`
 
 	CopyCalls uint64 `json:"copy_calls"` // crc32c calls at copy time
 	CopyBytes uint64 `json:"copy_bytes"` // bytes checksummed at copy time
-	// Wall time of the copy-time work, one clock read pair per op. It
-	// includes the copy itself, which CopyUpdate does in the same pass
-	// and the other modes do outside the checksum.
-	CopyNanos uint64 `json:"copy_nanos"`
+	// CopyNanos is the CPU time of the work at copy time, timed per op as
+	// Nanos is per record; CopyWallNanos and CopyOffCPU (ops) as above.
+	// It includes the copy itself, which CopyUpdate does in the same
+	// pass and the other modes do outside the checksum, and the cycle
+	// stamps of the blocks an op completes.
+	CopyNanos     uint64 `json:"copy_nanos"`
+	CopyWallNanos uint64 `json:"copy_wall_nanos"`
+	CopyOffCPU    uint64 `json:"copy_off_cpu_ops"`
+
+	// Clock says how Nanos and CopyNanos are measured: "thread" (wall
+	// time, corrected with the thread's CPU clock) or "wall" (no CPU
+	// clock here).
+	Clock string `json:"clock"`
 }
 
-// TotalCalls, TotalBytes and TotalNanos add the work at copy time and at seal.
-func (s Stats) TotalCalls() uint64 { return s.Calls + s.CopyCalls }
-func (s Stats) TotalBytes() uint64 { return s.Bytes + s.CopyBytes }
-func (s Stats) TotalNanos() uint64 { return s.Nanos + s.CopyNanos }
+// TotalCalls, TotalBytes, TotalNanos and TotalWallNanos add the work at
+// copy time and at seal: all the checksum work, wherever it ran.
+func (s Stats) TotalCalls() uint64     { return s.Calls + s.CopyCalls }
+func (s Stats) TotalBytes() uint64     { return s.Bytes + s.CopyBytes }
+func (s Stats) TotalNanos() uint64     { return s.Nanos + s.CopyNanos }
+func (s Stats) TotalWallNanos() uint64 { return s.WallNanos + s.CopyWallNanos }
+
+// Cost is what checksumming one record took: at seal, on the log force's
+// path (Bytes, Calls, CPU, Wall), and in inline mode also at copy time,
+// as its ops were copied in before the seal (Copy*; zero in the other
+// modes).
+type Cost struct {
+	Bytes int           // bytes checksummed at seal
+	Calls int           // crc32c calls at seal
+	CPU   time.Duration // CPU time at seal (see Summer)
+	Wall  time.Duration // wall time at seal, time off the CPU included
+
+	CopyBytes int           // bytes checksummed at copy time
+	CopyCalls int           // crc32c calls at copy time
+	CopyCPU   time.Duration // CPU time at copy time
+}
+
+// TotalCPU is the record's checksum CPU time, at copy time and at seal.
+func (c Cost) TotalCPU() time.Duration { return c.CPU + c.CopyCPU }
 
 // Summer checksums records in one mode with one implementation and counts
 // the work. It is safe for concurrent use.
+//
+// Time is counted per record (Record, Seal) and, in inline mode, per op
+// copied in (Copy), as CPU time: the checksum is what a record costs the
+// CPU, and a thread that loses its CPU in the middle of a record (the
+// kernel runs another thread, or the Go scheduler another goroutine) must
+// not charge the wait to the checksum. A piece of work is timed by the wall
+// clock (a vDSO read, tens of nanoseconds, precise) inside a pair of reads
+// of the thread's CPU clock (a system call, a few hundred nanoseconds).
+// While the thread keeps its CPU, the CPU clock advances by the wall time
+// plus the clock reads' own cost, and the wall time is the CPU time. When
+// the CPU clock advanced less than the wall clock, the thread was off the
+// CPU for part of the work, and the CPU clock's advance, less the
+// calibrated cost of the reads, is the CPU time instead (OffCPU and
+// CopyOffCPU count those). Both clocks' own cost is calibrated once per
+// process (the median of empty measurements) and taken off. Where the
+// system has no thread CPU clock, wall time is all there is (Stats.Clock
+// says so).
 type Summer struct {
-	mode                         Mode
-	impl                         Impl
-	records, calls, bytes, nanos atomic.Uint64
+	mode    Mode
+	impl    Impl
+	records atomic.Uint64
+	seal    tally // at seal: Record, Seal
+	copy    tally // at copy time: Copy
+	observe func(Cost)
+}
 
-	copyCalls, copyBytes, copyNanos atomic.Uint64
+// tally counts one kind of checksum work.
+type tally struct{ calls, bytes, nanos, wallNanos, offCPU atomic.Uint64 }
+
+func (t *tally) add(calls, bytes int, m measured) {
+	t.calls.Add(uint64(calls))
+	t.bytes.Add(uint64(bytes))
+	t.nanos.Add(uint64(m.cpu))
+	t.wallNanos.Add(uint64(m.wall))
+	if m.offCPU {
+		t.offCPU.Add(1)
+	}
+}
+
+// timing is one measurement in progress, as Summer describes: started
+// with startTiming, ended with stop.
+type timing struct {
+	cpu0    time.Duration
+	haveCPU bool
+	start   time.Time
+}
+
+// measured is what stop found: the work's CPU and wall time, and whether
+// the thread was off the CPU for part of it.
+type measured struct {
+	cpu, wall time.Duration
+	offCPU    bool
+}
+
+func startTiming() timing {
+	c0, haveCPU := threadCPUTime()
+	return timing{cpu0: c0, haveCPU: haveCPU, start: time.Now()}
+}
+
+func (t timing) stop() measured {
+	wall := max(0, time.Since(t.start)-clocks.wall)
+	c1, _ := threadCPUTime()
+	m := measured{cpu: wall, wall: wall}
+	if d := c1 - t.cpu0; t.haveCPU && d < wall {
+		// Off the CPU for part of the work: its CPU time is the CPU
+		// clock's advance, less what reading the clocks costs.
+		m.cpu, m.offCPU = max(0, d-clocks.cpu), true
+	}
+	return m
 }
 
 // NewSummer returns a Summer for mode m using impl.
-func NewSummer(m Mode, impl Impl) *Summer { return &Summer{mode: m, impl: impl} }
+func NewSummer(m Mode, impl Impl) *Summer {
+	calibrateClocks()
+	return &Summer{mode: m, impl: impl}
+}
+
+// Observe makes s call f with the cost of every record (Record, Seal), on
+// the goroutine that checksummed it, after the counters are updated. Call
+// it before the first Record; f must be quick and safe for concurrent use
+// if records are checksummed concurrently. Copy does not call it: an op's
+// cost goes into its record's Payload, and reaches f with the record's.
+func (s *Summer) Observe(f func(Cost)) { s.observe = f }
 
 // Mode is the mode s checksums in.
 func (s *Summer) Mode() Mode { return s.mode }
@@ -128,21 +237,30 @@ func (s *Summer) Impl() Impl { return s.impl }
 
 // Record returns the CRC-32C of a record (see Sum) and counts the work.
 func (s *Summer) Record(rec []byte, hdrLen int) uint32 {
-	start := time.Now()
+	t := startTiming()
 	crc, calls := Sum(s.mode, s.impl.Update, rec, hdrLen)
-	s.nanos.Add(uint64(time.Since(start)))
-	s.records.Add(1)
-	s.calls.Add(uint64(calls))
-	s.bytes.Add(uint64(len(rec)))
+	m := t.stop()
+	s.sealed(Cost{Bytes: len(rec), Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
 	return crc
+}
+
+// sealed counts a record's work at seal and tells the observer.
+func (s *Summer) sealed(c Cost, m measured) {
+	s.seal.add(c.Calls, c.Bytes, m)
+	s.records.Add(1)
+	if s.observe != nil {
+		s.observe(c)
+	}
 }
 
 // Copy is the inline mode's work for one op at copy time: p learns hdr
 // (the op header, already in place in the iclog), then src is copied into
 // dst with p learning it in the same pass. stamp, if not nil, runs last,
-// inside the timing: it stamps the blocks the op completed (p.Stamp).
+// inside the timing: it stamps the blocks the op completed (p.Stamp). The
+// work is counted in s's Copy* counters and in p, whose record's Cost
+// carries it to the observer when it is sealed.
 func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
-	start := time.Now()
+	t := startTiming()
 	calls := 0
 	if len(hdr) > 0 {
 		p.Write(hdr)
@@ -155,9 +273,11 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 	if stamp != nil {
 		stamp()
 	}
-	s.copyNanos.Add(uint64(time.Since(start)))
-	s.copyCalls.Add(uint64(calls))
-	s.copyBytes.Add(uint64(len(hdr) + len(src)))
+	m := t.stop()
+	s.copy.add(calls, len(hdr)+len(src), m)
+	p.copyCalls += calls
+	p.copyBytes += len(hdr) + len(src)
+	p.copyCPU += m.cpu
 }
 
 // Seal is the inline mode's work at seal: p learns pad (the zeros that
@@ -166,9 +286,10 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 // padding: it must see the zeros before they are stamped over), and the
 // record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
 // complete) combined with p's. Every payload block must be stamped by then
-// (see Payload.Sum).
+// (see Payload.Sum). The observer sees the record's cost at seal and, in
+// Cost.Copy*, what its ops cost at copy time.
 func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
-	start := time.Now()
+	t := startTiming()
 	calls := 1
 	if len(pad) > 0 {
 		p.Write(pad)
@@ -178,15 +299,18 @@ func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 		stamp()
 	}
 	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.Len())
-	s.nanos.Add(uint64(time.Since(start)))
-	s.records.Add(1)
-	s.calls.Add(uint64(calls))
-	s.bytes.Add(uint64(len(hdr) + len(pad)))
+	m := t.stop()
+	s.sealed(Cost{Bytes: len(hdr) + len(pad), Calls: calls, CPU: m.cpu, Wall: m.wall,
+		CopyBytes: p.copyBytes, CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
 	return crc
 }
 
 // Stats returns the counters so far.
 func (s *Summer) Stats() Stats {
-	return Stats{Records: s.records.Load(), Calls: s.calls.Load(), Bytes: s.bytes.Load(), Nanos: s.nanos.Load(),
-		CopyCalls: s.copyCalls.Load(), CopyBytes: s.copyBytes.Load(), CopyNanos: s.copyNanos.Load()}
+	return Stats{Records: s.records.Load(),
+		Calls: s.seal.calls.Load(), Bytes: s.seal.bytes.Load(), Nanos: s.seal.nanos.Load(),
+		WallNanos: s.seal.wallNanos.Load(), OffCPU: s.seal.offCPU.Load(),
+		CopyCalls: s.copy.calls.Load(), CopyBytes: s.copy.bytes.Load(), CopyNanos: s.copy.nanos.Load(),
+		CopyWallNanos: s.copy.wallNanos.Load(), CopyOffCPU: s.copy.offCPU.Load(),
+		Clock: clocks.name}
 }

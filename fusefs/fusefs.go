@@ -50,7 +50,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	root := &node{fsys: jfs, ino: journal.RootIno, directIO: o.DirectIO}
+	root := &node{fsys: jfs, ino: journal.RootIno, directIO: o.DirectIO, kw: &killWrites{}}
 	timeout := o.Timeout
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
@@ -61,9 +61,9 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 			Debug:      o.Debug,
 			MaxWrite:   1 << 20,
 			// With HANDLE_KILLPRIV_V2 the kernel leaves clearing
-			// set-user/group-ID bits on write to us instead of asking for
-			// security.capability (a GETXATTR round trip) before every
-			// write; see handle.Write.
+			// set-user/group-ID bits on write, truncate and chown to us
+			// instead of asking for security.capability (a GETXATTR
+			// round trip) before every write; see privs.go.
 			// DIRECT_IO_ALLOW_MMAP keeps shared mmap working on direct-I/O files.
 			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2 | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 		},
@@ -71,13 +71,26 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
 		RootStableAttr:  &fs.StableAttr{Ino: uint64(journal.RootIno), Mode: syscall.S_IFDIR},
+		// Modes are reported as they are: without this, go-fuse shows a
+		// file created with mode 0 (open(O_CREAT, 0)) as 0644.
+		NullPermissions: true,
 	}
 	if fi, err := os.Stat(mountpoint); err != nil {
 		return nil, err
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
 	}
-	return fs.Mount(mountpoint, root, opts)
+	// fs.Mount, with the raw filesystem wrapped to see write flags.
+	root.kw.RawFileSystem = fs.NewNodeFS(root, opts)
+	server, err := fuse.NewServer(root.kw, mountpoint, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		return nil, err
+	}
+	return server, nil
 }
 
 // node is every inode of the filesystem: directory, file, symlink or
@@ -89,6 +102,7 @@ type node struct {
 	held atomic.Bool // this go-fuse inode holds the journal inode (see child)
 	// directIO: open every file with FOPEN_DIRECT_IO (Options.DirectIO)
 	directIO bool
+	kw       *killWrites // the mount's: which writes must drop privileges
 }
 
 var (
@@ -151,7 +165,7 @@ func fillAttr(a journal.Attr, out *fuse.Attr) {
 // journal's answer and the hold.
 func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
 	fillAttr(a, &out.Attr)
-	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, directIO: n.directIO}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, directIO: n.directIO, kw: n.kw}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
 	if cn, ok := ch.Operations().(*node); ok && !cn.held.Swap(true) {
 		n.fsys.Hold(a.Ino)
 	}
@@ -219,8 +233,8 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if sz, ok := in.GetSize(); ok {
 		s.Mask |= journal.SetSize
 		s.Size = int64(sz)
-		n.killSetID(ctx)
 	}
+	s.Kill = n.killForSetattr(ctx, in, isChown(in, n.Mode()))
 	if t, ok := in.GetATime(); ok {
 		s.Mask |= journal.SetAtime
 		s.Atime = t.UnixNano()
@@ -235,28 +249,6 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	}
 	fillAttr(a, &out.Attr)
 	return 0
-}
-
-// killSetID clears the set-user-ID bit, and set-group-ID with group
-// execute, when someone other than root writes or truncates the file: the
-// kernel leaves that to us under HANDLE_KILLPRIV_V2 (see Mount), as
-// should_remove_suid does for local filesystems (root standing in for
-// CAP_FSETID).
-func (n *node) killSetID(ctx context.Context) {
-	if c, ok := fuse.FromContext(ctx); !ok || c.Uid == 0 {
-		return
-	}
-	a, err := n.fsys.GetAttr(n.ino)
-	if err != nil {
-		return
-	}
-	kill := a.Mode & syscall.S_ISUID
-	if a.Mode&(syscall.S_ISGID|syscall.S_IXGRP) == syscall.S_ISGID|syscall.S_IXGRP {
-		kill |= syscall.S_ISGID
-	}
-	if kill != 0 {
-		n.fsys.SetAttr(n.ino, journal.SetAttrIn{Mask: journal.SetMode, Mode: a.Mode &^ kill})
-	}
 }
 
 // owner is who creates an inode in directory n: the caller, with the
@@ -407,17 +399,11 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 	return uint32(copy(dest, v)), 0
 }
 
-// aclXattrs are the POSIX ACL attributes. Without FUSE_POSIX_ACL the kernel
-// hands them to us as plain xattrs and would never apply them to the mode;
-// storing them inert would make "cp -a" leave files with the wrong
-// permissions. Refusing them (EOPNOTSUPP, "no ACLs here") makes tools fall
-// back to chmod.
-var aclXattrs = map[string]bool{"system.posix_acl_access": true, "system.posix_acl_default": true}
-
+// Setxattr: the journal refuses names outside the Linux namespaces, and
+// system.* with them: the POSIX ACLs, which the kernel hands us as plain
+// xattrs without FUSE_POSIX_ACL and would never apply to the mode (see
+// journal's xattr.go).
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	if aclXattrs[attr] {
-		return syscall.EOPNOTSUPP
-	}
 	return errno(n.fsys.SetXattr(n.ino, attr, data, flags))
 }
 
@@ -434,6 +420,12 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 	for _, s := range names {
 		b = append(append(b, s...), 0)
 	}
+	// The kernel caps a size query's answer at XATTR_LIST_MAX, so a list
+	// longer than that (possible only in a store written before setxattr
+	// kept to it) gets E2BIG, for the query too, not a size that fails.
+	if len(b) > journal.XattrListMax {
+		return 0, syscall.E2BIG
+	}
 	if len(dest) < len(b) {
 		return uint32(len(b)), syscall.ERANGE
 	}
@@ -441,6 +433,9 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 }
 
 func (n *node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	if err := n.fsys.DropPrivs(n.ino, killForFallocate(ctx)); err != nil {
+		return errno(err)
+	}
 	return errno(n.fsys.Fallocate(n.ino, mode, int64(off), int64(size)))
 }
 

@@ -34,7 +34,11 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 }
 
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	h.n.killSetID(ctx)
+	if k := h.n.killForWrite(ctx); k.Kill {
+		if err := h.n.fsys.DropPrivs(h.n.ino, k); err != nil {
+			return 0, errno(err)
+		}
+	}
 	write := h.n.fsys.Write
 	if h.direct {
 		write = h.n.fsys.WriteDirect
@@ -55,5 +59,5 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 }
 
 func (h *handle) Allocate(ctx context.Context, off uint64, size uint64, mode uint32) syscall.Errno {
-	return errno(h.n.fsys.Fallocate(h.n.ino, mode, int64(off), int64(size)))
+	return h.n.Allocate(ctx, h, off, size, mode)
 }

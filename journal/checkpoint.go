@@ -20,8 +20,8 @@ type Checkpoint struct {
 	Seq      uint64     // checkpoints written so far on this store
 	TailLSN  logbuf.LSN // where recovery starts walking: a record position
 	LastTID  uint32     // last transaction the model includes
-	LogBufs  int        // iclog count of the writer of the records after TailLSN
-	LogBSize int        // iclog size of that writer: with LogBufs, the torn-write window
+	LogBufs  int        // iclog count of the writer of the records after TailLSN: how many can be in flight
+	LogBSize int        // iclog size of that writer: the largest record it writes
 	Model    *Model
 }
 
@@ -84,9 +84,11 @@ func decodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 }
 
 // ReadCheckpoint loads and checks DIR/checkpoint.
-func ReadCheckpoint(dir string) (*Checkpoint, error) {
+func ReadCheckpoint(dir string) (*Checkpoint, error) { return readCheckpoint(OSFS(), dir) }
+
+func readCheckpoint(st StoreFS, dir string) (*Checkpoint, error) {
 	path := filepath.Join(dir, checkpointName)
-	b, err := os.ReadFile(path)
+	b, err := readFile(st, path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: missing; the store is damaged", path)
@@ -98,16 +100,22 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 
 // writeCheckpoint replaces DIR/checkpoint atomically: write a temporary
 // file, fsync it, rename it over the old one, fsync the directory. A crash
-// leaves either the old checkpoint or the new one, whole.
-func writeCheckpoint(dir string, c *Checkpoint) error {
+// leaves either the old checkpoint or the new one, whole. If it fails, the
+// old one is still in force, unless the rename was done: then either one
+// may be found after a crash, and both are sound, since the caller moves
+// the log tail only once this returned.
+func writeCheckpoint(st StoreFS, dir string, c *Checkpoint) error {
 	tmp := filepath.Join(dir, checkpointName+".tmp")
-	if err := writeFileSync(tmp, c.encode()); err != nil {
+	if err := writeFileSync(st, tmp, c.encode()); err != nil {
 		return fmt.Errorf("writing checkpoint: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, checkpointName)); err != nil {
+	if err := st.Rename(tmp, filepath.Join(dir, checkpointName)); err != nil {
 		return fmt.Errorf("writing checkpoint: %w", err)
 	}
-	return syncDir(dir)
+	if err := st.SyncDir(dir); err != nil {
+		return fmt.Errorf("writing checkpoint: %w", err)
+	}
+	return nil
 }
 
 func nowNanos() int64 { return time.Now().UnixNano() }

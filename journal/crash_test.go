@@ -1,16 +1,25 @@
 package journal
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // crashStates is how many crash images the randomized crash test recovers:
@@ -72,21 +81,134 @@ type crashWorld struct {
 	// how often an op is an fsync: rare fsyncs leave records written but
 	// not durable, which is where torn writes happen
 	fsyncRate float64
+
+	// What the log device was asked to write, seen by histDevice: the
+	// test's own account, independent of recovery's reading of the log.
+	histMu  sync.Mutex
+	hist    []blockHist     // what a block held before a write replaced it (non-zero contents only)
+	histBy  map[int64][]int // indices into hist, by block offset
+	written []writtenRec    // records this generation wrote, in write order
 }
 
-// crashStats counts what the crash states exercised, so a run shows it
-// covered torn tails, replays and wrapped logs.
+// blockHist is a block's contents before a record write replaced them: a
+// stale block, what the position held a cycle (or more) earlier.
+type blockHist struct {
+	off int64
+	old []byte
+}
+
+// writtenRec is a record as the writer wrote it.
+type writtenRec struct {
+	off     int64
+	size    int
+	sum     [32]byte // sha256 of its bytes: it survives a crash iff the image holds exactly them
+	lsn     logbuf.LSN
+	durable logbuf.LSN // its durable watermark
+	commits []uint32   // tids whose COMMIT it holds
+}
+
+// histDevice is the log device of a crashWorld: a CrashDevice that keeps
+// the world's account of record writes.
+type histDevice struct {
+	*CrashDevice
+	w *crashWorld
+}
+
+func (d histDevice) WriteAt(p []byte, off int64) (int, error) {
+	d.w.noteWrite(d.CrashDevice, p, off)
+	return d.CrashDevice.WriteAt(p, off)
+}
+
+// noteWrite keeps what a write overwrites (records, and the zeros a mount
+// clears past the head with) and the account of each record written.
+func (w *crashWorld) noteWrite(dev *CrashDevice, p []byte, off int64) {
+	old := make([]byte, len(p))
+	dev.ReadAt(old, off)
+	var wr *writtenRec
+	if len(p) >= logbuf.BBSize && binary.BigEndian.Uint32(p) == logbuf.HeaderMagic {
+		rec, err := logbuf.DecodeRecord(bytes.Clone(p))
+		if err != nil {
+			w.t.Errorf("the writer wrote a record that does not decode at offset %d: %v", off, err)
+			return
+		}
+		wr = &writtenRec{off: off, size: len(p), sum: sha256.Sum256(p), lsn: rec.LSN, durable: rec.Durable}
+		for _, op := range rec.Ops {
+			if op.ClientID == logbuf.ClientTransaction && op.Flags&logbuf.FlagCommit != 0 {
+				wr.commits = append(wr.commits, op.TID)
+			}
+		}
+	}
+	w.histMu.Lock()
+	defer w.histMu.Unlock()
+	for b := 0; b+logbuf.BBSize <= len(old); b += logbuf.BBSize {
+		if blk := old[b : b+logbuf.BBSize]; !allZero(blk) {
+			if w.histBy == nil {
+				w.histBy = map[int64][]int{}
+			}
+			w.histBy[off+int64(b)] = append(w.histBy[off+int64(b)], len(w.hist))
+			w.hist = append(w.hist, blockHist{off: off + int64(b), old: blk})
+		}
+	}
+	if wr != nil {
+		w.written = append(w.written, *wr)
+	}
+}
+
+// blockCycle is the cycle a log block carries: h_cycle after a header's
+// magic, else the first word (a stamp, or xh_cycle).
+func blockCycle(b []byte) uint32 {
+	if binary.BigEndian.Uint32(b) == logbuf.HeaderMagic {
+		return binary.BigEndian.Uint32(b[4:])
+	}
+	return binary.BigEndian.Uint32(b)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// crashStats counts what the crash states exercised and how each ended.
 type crashStats struct {
 	recovered, torn, replayed, wrapped, checkpoints int
+	// outcome of every state, plain and faulted
+	refused, cut, replays, clean int
+	// media faults
+	faulted, flips, zeroed, stale     int
+	faultRefused, faultCut, faultKept int
+	faultEnded                        int // the damaged record's header was gone: the log just ended before it
+	provable, unprovable              int // faults the log can prove were in a durable record, and the rest
+	ackLost                           int // cut or ended losing acknowledged transactions: indistinguishable from a torn write
+}
+
+func (cs *crashStats) outcome(err error, rec Recovery) {
+	switch {
+	case err != nil:
+		cs.refused++
+	case rec.TornLSN != 0:
+		cs.cut++
+	case rec.Transactions > 0:
+		cs.replays++
+	default:
+		cs.clean++
+	}
 }
 
 // snapshot is a crash state: a possible disk image with the checkpoint file
-// as it was, and what was committed and acknowledged at that moment.
+// as it was, and what was committed, acknowledged and durable at that
+// moment.
 type snapshot struct {
-	image     []byte
-	ckpt      []byte
-	committed uint32
-	acked     uint32
+	image      []byte
+	ckpt       []byte
+	committed  uint32
+	acked      uint32
+	durable    logbuf.LSN // newest record the log had made durable
+	histLen    int        // the world's hist and written as of the snapshot
+	writtenLen int
 }
 
 func digestOf(m *Model) [32]byte {
@@ -98,7 +220,10 @@ func digestOf(m *Model) [32]byte {
 func (w *crashWorld) mount(dev *CrashDevice) {
 	w.dev = dev
 	o := w.opts
-	o.Device = dev
+	o.Device = histDevice{dev, w}
+	w.histMu.Lock()
+	w.written = nil
+	w.histMu.Unlock()
 	fs, err := Open(w.dir, quietOpts(o))
 	if err != nil {
 		w.t.Fatal(err)
@@ -122,7 +247,8 @@ func (w *crashWorld) mount(dev *CrashDevice) {
 }
 
 // take captures a crash state. Holding the checkpoint lock keeps the
-// checkpoint file and the log image from one moment.
+// checkpoint file and the log image from one moment. Durable is read before
+// the image, so it never claims more than the image holds.
 func (w *crashWorld) take() snapshot {
 	w.fs.ckptMu.Lock()
 	defer w.fs.ckptMu.Unlock()
@@ -133,13 +259,18 @@ func (w *crashWorld) take() snapshot {
 	w.fs.mu.RLock()
 	committed, acked := w.lastTID, w.acked
 	w.fs.mu.RUnlock()
-	return snapshot{image: w.dev.CrashImage(w.r), ckpt: ck, committed: committed, acked: acked}
+	w.fs.x.mu.Lock()
+	durable := w.fs.x.durable
+	w.fs.x.mu.Unlock()
+	img := w.dev.CrashImage(w.r)
+	w.histMu.Lock()
+	hl, wl := len(w.hist), len(w.written)
+	w.histMu.Unlock()
+	return snapshot{image: img, ckpt: ck, committed: committed, acked: acked, durable: durable, histLen: hl, writtenLen: wl}
 }
 
-// recover mounts a copy of the store holding the snapshot and checks the
-// recovered model is the model after some transaction k with
-// acked <= k <= committed. It returns the recovered filesystem's directory.
-func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
+// storeFor makes a copy of the store holding the snapshot's checkpoint.
+func (w *crashWorld) storeFor(s snapshot) string {
 	t := w.t
 	dir := filepath.Join(fastTempDir(t), "store")
 	check(t, os.MkdirAll(filepath.Join(dir, dataDirName), 0o755))
@@ -147,15 +278,44 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
 	check(t, err)
 	check(t, os.WriteFile(filepath.Join(dir, superblockName), sb, 0o644))
 	check(t, os.WriteFile(filepath.Join(dir, checkpointName), s.ckpt, 0o644))
+	return dir
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// verifiesIndependently recomputes a record's CRC from the image with
+// hash/crc32, not with the code under test; with cycle words restored if
+// recovery restored them (then their bytes alone were off).
+func verifiesIndependently(img []byte, r *ScannedRecord) bool {
+	b := bytes.Clone(img[r.Offset : r.Offset+int64(r.Header.RecordBytes())])
+	if r.Restamped > 0 {
+		binary.BigEndian.PutUint32(b[0:], logbuf.HeaderMagic)
+		binary.BigEndian.PutUint32(b[4:], r.Header.Cycle)
+		for off := logbuf.BBSize; off < len(b); off += logbuf.BBSize {
+			binary.BigEndian.PutUint32(b[off:], r.Header.Cycle)
+		}
+	}
+	stored := binary.LittleEndian.Uint32(b[32:])
+	clear(b[32:36])
+	return crc32.Checksum(b, castagnoli) == stored
+}
+
+// recover mounts a copy of the store holding the snapshot and checks the
+// recovered model is the model after some transaction k with
+// acked <= k <= committed. It returns the recovered filesystem's directory.
+func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice, Recovery) {
+	t := w.t
+	dir := w.storeFor(s)
 	dev := NewCrashDevice(s.image)
 
 	// No record that fails its CRC may be replayed: every record the
-	// walk accepts verifies.
+	// walk accepts verifies, by a CRC computed here.
 	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
 	for _, r := range scanLog(s.image, ck).records {
-		if r.Computed != r.Stored || r.Record == nil {
-			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x", seed, r.LSN(), r.Stored, r.Computed)
+		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r) {
+			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x, which does not verify",
+				seed, r.LSN(), r.Stored, r.Computed)
 		}
 	}
 
@@ -165,26 +325,9 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
 	if err != nil {
 		t.Fatalf("seed %d: recovery failed: %v", seed, err)
 	}
-	if p := fs.model.Check(); len(p) > 0 {
-		t.Fatalf("seed %d: recovered metadata is inconsistent: %q", seed, p)
-	}
-	got := fs.model.Digest()
-	tids, ok := w.digests[got]
-	if !ok {
-		t.Fatalf("seed %d: recovered model matches no committed prefix (committed %d, acked %d, recovery %+v)",
-			seed, s.committed, s.acked, fs.Recovery())
-	}
-	fine := false
-	for _, k := range tids {
-		if int32(k-s.acked) >= 0 && int32(s.committed-k) >= 0 {
-			fine = true
-		}
-	}
-	if !fine {
-		t.Fatalf("seed %d: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, journal %s)",
-			seed, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.opts.Journal)
-	}
 	rec := fs.Recovery()
+	w.stats.outcome(nil, rec)
+	w.checkRecovered(fs, s, seed, "")
 	w.stats.recovered++
 	if rec.TornLSN != 0 {
 		w.stats.torn++
@@ -196,7 +339,215 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice) {
 		w.stats.wrapped++
 	}
 	fs.Abandon()
-	return dir, NewCrashDevice(dev.Image())
+	return dir, NewCrashDevice(dev.Image()), rec
+}
+
+// checkRecovered checks a recovered filesystem holds consistent metadata,
+// exactly the state after some committed transaction no older than the
+// last acknowledged one.
+func (w *crashWorld) checkRecovered(fs *FS, s snapshot, seed uint64, what string) {
+	t := w.t
+	if p := fs.model.Check(); len(p) > 0 {
+		t.Fatalf("seed %d%s: recovered metadata is inconsistent: %q", seed, what, p)
+	}
+	got := fs.model.Digest()
+	tids, ok := w.digests[got]
+	if !ok {
+		t.Fatalf("seed %d%s: recovered model matches no committed prefix (committed %d, acked %d, recovery %+v)",
+			seed, what, s.committed, s.acked, fs.Recovery())
+	}
+	for _, k := range tids {
+		if int32(k-s.acked) >= 0 && int32(s.committed-k) >= 0 {
+			return
+		}
+	}
+	t.Fatalf("seed %d%s: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, journal %s)",
+		seed, what, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.opts.Journal)
+}
+
+// Media faults: what a disk does to data it had already made durable.
+const (
+	faultFlip  = iota // one bit flipped
+	faultZero         // one block reads back as zeros
+	faultStale        // one block holds what the position held before (a lost write)
+)
+
+var faultNames = []string{"bit flip", "zeroed block", "stale block"}
+
+// recoverFaulted damages one durable record of the snapshot's image and
+// recovers it. The outcome must be exactly one of:
+//   - refused, naming the damaged record, when the damage is a bit flip
+//     (every block still carries the cycle, or its header is damaged) or the
+//     log proves the record was durable: a valid record after it carries a
+//     durable watermark at or above it, or more than logbufs records were
+//     written from it to the newest valid one;
+//   - otherwise (a zeroed or stale block, nothing proving it durable: the
+//     same bytes as a torn write), cut there or ended just before it, the
+//     state being exactly that after the transactions committed before it;
+//   - the record replayed after all, its CRC verifying with its cycle
+//     words restored, nothing lost.
+//
+// The targets straddle the boundary between what the log can prove
+// durable and what may have been in flight: half of them are among the
+// last logbufs+1 durable records. It returns false if the image has no
+// durable record to damage.
+func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
+	t, r := w.t, w.r
+	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
+	check(t, err)
+	var durable []ScannedRecord
+	for _, rec := range scanLog(s.image, ck).records {
+		if rec.LSN() <= s.durable {
+			durable = append(durable, rec)
+		}
+	}
+	if len(durable) == 0 {
+		return false
+	}
+	logbufs := w.opts.LogBufs
+	var target ScannedRecord
+	if r.IntN(2) == 0 {
+		near := durable[max(0, len(durable)-logbufs-1):]
+		target = near[r.IntN(len(near))]
+	} else {
+		target = durable[r.IntN(len(durable))]
+	}
+	T := target.LSN()
+	size := target.Header.RecordBytes()
+	img := bytes.Clone(s.image)
+	blk := target.Offset + int64(r.IntN(size/logbuf.BBSize))*logbuf.BBSize
+	// Stale blocks: blocks of the target that held something else a
+	// cycle (or more) earlier, the newest such contents. A block of the
+	// target's own cycle would be one the mount had cleared (a leftover
+	// of a cut record), not a lost write.
+	stale := map[int64][]byte{}
+	w.histMu.Lock()
+	for off := target.Offset; off < target.Offset+int64(size); off += logbuf.BBSize {
+		for _, i := range slices.Backward(w.histBy[off]) {
+			if h := w.hist[i].old; i < s.histLen && blockCycle(h) != T.Cycle() {
+				if !bytes.Equal(h, img[off:off+logbuf.BBSize]) {
+					stale[off] = h
+				}
+				break
+			}
+		}
+	}
+	w.histMu.Unlock()
+	kind := faultFlip
+	switch {
+	case r.IntN(3) == 0:
+	case len(stale) > 0 && r.IntN(2) == 0:
+		kind = faultStale
+	default:
+		kind = faultZero
+	}
+	switch kind {
+	case faultFlip:
+		bit := r.IntN(size * 8)
+		img[target.Offset+int64(bit/8)] ^= 1 << (bit % 8)
+	case faultStale:
+		offs := slices.Sorted(maps.Keys(stale))
+		blk = offs[r.IntN(len(offs))]
+		copy(img[blk:], stale[blk])
+	case faultZero:
+		clear(img[blk : blk+logbuf.BBSize])
+	}
+	w.stats.faulted++
+	w.stats.flips += b2i(kind == faultFlip)
+	w.stats.zeroed += b2i(kind == faultZero)
+	w.stats.stale += b2i(kind == faultStale)
+	what := fmt.Sprintf(" (%s in durable record %v, offset %d)", faultNames[kind], T, blk)
+
+	// What the log can prove, from the writer's own account: the records
+	// after the target that survive byte for byte, their watermarks, and
+	// how many records were written from the target to the newest of them.
+	w.histMu.Lock()
+	written := slices.Clone(w.written[:s.writtenLen])
+	w.histMu.Unlock()
+	proven := kind == faultFlip
+	var newest logbuf.LSN
+	k := ck.LastTID // the newest transaction committed before the target
+	for _, wr := range written {
+		switch {
+		case wr.lsn < T:
+			for _, tid := range wr.commits {
+				if int32(tid-k) > 0 {
+					k = tid
+				}
+			}
+		case wr.lsn > T && wr.off+int64(wr.size) <= int64(len(img)) && sha256.Sum256(img[wr.off:wr.off+int64(wr.size)]) == wr.sum:
+			newest = max(newest, wr.lsn)
+			if wr.durable >= T {
+				proven = true
+			}
+		}
+	}
+	between := 0
+	for _, wr := range written {
+		if wr.lsn >= T && wr.lsn <= newest {
+			between++
+		}
+	}
+	if between > logbufs {
+		proven = true
+	}
+	if proven {
+		w.stats.provable++
+	} else {
+		w.stats.unprovable++
+	}
+	// Whether recovery takes the damaged record as valid after restoring
+	// its cycle words (then its CRC proves every other byte).
+	kept := false
+	for _, sr := range scanLog(img, ck).records {
+		kept = kept || sr.LSN() == T && sr.Restamped > 0
+	}
+
+	dev := NewCrashDevice(img)
+	o := w.opts
+	o.Device = dev
+	fs, err := Open(w.storeFor(s), quietOpts(o))
+	var rec Recovery
+	if err == nil {
+		rec = fs.Recovery()
+		defer fs.Abandon()
+	}
+	w.stats.outcome(err, rec)
+	var ce *CorruptionError
+	switch {
+	case err != nil:
+		if !errors.As(err, &ce) || ce.LSN != T {
+			t.Fatalf("seed %d%s: mount refused, but not naming the damaged record: %v", seed, what, err)
+		}
+		if !proven {
+			t.Fatalf("seed %d%s: mount refused a log whose bytes are those of a torn write: %v", seed, what, err)
+		}
+		w.stats.faultRefused++
+	case kept:
+		// The CRC proved the record's bytes; nothing may be lost.
+		w.checkRecovered(fs, s, seed, what)
+		w.stats.faultKept++
+	case proven:
+		t.Fatalf("seed %d%s: the log proves the record durable (or damaged, not torn), yet mount cut or dropped it (recovery %+v)", seed, what, rec)
+	case rec.TornLSN != 0 && rec.TornLSN != T:
+		t.Fatalf("seed %d%s: cut at %v, not at the damaged record (recovery %+v)", seed, what, rec.TornLSN, rec)
+	default:
+		// Cut there, or (its header gone, nothing after it) the log
+		// ends there: exactly the transactions committed before it.
+		if tids := w.digests[fs.model.Digest()]; !slices.Contains(tids, k) {
+			t.Fatalf("seed %d%s: recovered the state after tid(s) %v, want exactly %d, the last committed before the damaged record (recovery %+v)",
+				seed, what, tids, k, rec)
+		}
+		if rec.TornLSN == T {
+			w.stats.faultCut++
+		} else {
+			w.stats.faultEnded++
+		}
+		if int32(s.acked-k) > 0 {
+			w.stats.ackLost++
+		}
+	}
+	return true
 }
 
 // step performs one random operation.
@@ -294,7 +645,9 @@ func (w *crashWorld) step() {
 // and checks the recovered model is exactly the state after the first k
 // committed transactions, k at least the last acknowledged one. Some
 // recovered states are mounted again and driven further, so recovery also
-// runs on logs written after a recovery.
+// runs on logs written after a recovery (cut torn tails, cleared stale
+// blocks). Half the crash states are also recovered with a media fault in
+// a durable record (recoverFaulted says what each must give).
 func TestRandomizedCrashRecovery(t *testing.T) {
 	want := crashStates(t)
 	seed := crashSeed(t)
@@ -332,27 +685,60 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 			snaps = append(snaps, w.take())
 			cs.checkpoints += int(w.fs.ckpts.Load())
 			w.fs.Abandon()
-			var next string
-			var nextDev *CrashDevice
-			for i, s := range snaps {
-				d, dev := w.recover(s, runSeed)
+			type recovered struct {
+				dir  string
+				dev  *CrashDevice
+				snap snapshot
+			}
+			var all, cut []recovered
+			for _, s := range snaps {
+				d, dev, rec := w.recover(s, runSeed)
 				states++
-				if i == len(snaps)-1 || rr.IntN(len(snaps)) == 0 && next == "" {
-					next, nextDev = d, dev
+				if rr.IntN(2) == 0 && w.recoverFaulted(s, runSeed) {
+					states++
+				}
+				all = append(all, recovered{d, dev, s})
+				if rec.TornLSN != 0 {
+					cut = append(cut, all[len(all)-1])
 				}
 			}
-			// Carry on from a recovered state: its log continues after
-			// a recovery (cut torn tail, cleared stale blocks).
-			w.dir = next
+			// Carry on from a recovered state, often one whose torn tail
+			// was cut: the new writer rewrites the cut positions in the
+			// same cycle, over the cleared stale blocks. Its history is
+			// what was written up to that state.
+			next := all[len(all)-1]
+			if len(cut) > 0 && rr.IntN(2) == 0 {
+				next = cut[rr.IntN(len(cut))]
+			} else if rr.IntN(3) == 0 {
+				next = all[rr.IntN(len(all))]
+			}
+			nextDev, nextSnap := next.dev, next.snap
+			w.dir = next.dir
+			w.histMu.Lock()
+			w.hist = w.hist[:nextSnap.histLen]
+			w.histBy = map[int64][]int{}
+			for i, h := range w.hist {
+				w.histBy[h.off] = append(w.histBy[h.off], i)
+			}
+			w.histMu.Unlock()
 			w.mount(nextDev)
 		}
 		w.fs.Abandon()
 	}
 	t.Logf("%d crash states: %d with a torn tail cut, %d replayed transactions, %d from a wrapped log; %d checkpoints",
 		cs.recovered, cs.torn, cs.replayed, cs.wrapped, cs.checkpoints)
+	t.Logf("outcomes of all %d states: refused %d, cut %d, replayed %d, clean %d", states, cs.refused, cs.cut, cs.replays, cs.clean)
+	t.Logf("%d with a media fault in a durable record (%d bit flips, %d zeroed blocks, %d stale blocks; %d the log can prove, %d it cannot): "+
+		"refused %d, cut %d, ended before it (its header gone) %d, replayed with cycle words restored %d; %d cut or ended losing acknowledged "+
+		"transactions, every one a zeroed or stale block in a record nothing after proves durable (the bytes of a torn write)",
+		cs.faulted, cs.flips, cs.zeroed, cs.stale, cs.provable, cs.unprovable, cs.faultRefused, cs.faultCut, cs.faultEnded, cs.faultKept, cs.ackLost)
+	if got := cs.refused + cs.cut + cs.replays + cs.clean; got != states {
+		t.Errorf("outcomes add up to %d, not the %d states", got, states)
+	}
 	// A full run must have covered every kind of state; a -short run of a
 	// few hundred may by chance have missed one.
-	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.wrapped == 0 || cs.checkpoints == 0) {
-		t.Errorf("the crash states did not cover torn tails, replay, wrapped logs and checkpoints: %+v", cs)
+	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.wrapped == 0 || cs.checkpoints == 0 ||
+		cs.faultRefused == 0 || cs.faultCut == 0 || cs.flips == 0 || cs.zeroed == 0 || cs.stale == 0 || cs.provable == 0 || cs.unprovable == 0) {
+		t.Errorf("the crash states did not cover torn tails, replay, wrapped logs, checkpoints and every media fault refused and cut: %+v", cs)
 	}
 }

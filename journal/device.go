@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Device is where the log lives. The journal writes whole records at block
@@ -23,22 +21,24 @@ type Device interface {
 
 // fileDevice is the log file of a store.
 type fileDevice struct {
-	f    *os.File
+	f    StoreFile
 	size int64
 }
 
 // OpenFileDevice opens a store's log file.
-func OpenFileDevice(path string) (Device, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func OpenFileDevice(path string) (Device, error) { return openFileDevice(OSFS(), path) }
+
+func openFileDevice(st StoreFS, path string) (Device, error) {
+	f, err := st.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &fileDevice{f: f, size: st.Size()}, nil
+	return &fileDevice{f: f, size: size}, nil
 }
 
 func (d *fileDevice) ReadAt(p []byte, off int64) (int, error)  { return d.f.ReadAt(p, off) }
@@ -48,14 +48,7 @@ func (d *fileDevice) Close() error                             { return d.f.Clos
 
 // Sync uses fdatasync: the log file's size never changes, so its data is
 // all that needs to reach the disk.
-func (d *fileDevice) Sync() error {
-	for {
-		err := unix.Fdatasync(int(d.f.Fd()))
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
+func (d *fileDevice) Sync() error { return d.f.Datasync() }
 
 // ErrCrashed is returned by a CrashDevice after Crash.
 var ErrCrashed = errors.New("device crashed")

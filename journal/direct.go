@@ -42,9 +42,9 @@ func directOK(off int64, n int) bool {
 // exists: the caller opened it), or nil when the filesystem under the store
 // refuses O_DIRECT (tmpfs does); then writes stay buffered. The caller
 // holds st.mu.
-func (fs *FS) directFile(ino Ino, st *inodeState) *os.File {
+func (fs *FS) directFile(ino Ino, st *inodeState) StoreFile {
 	if st.direct == nil && !st.noDirect {
-		f, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|syscall.O_DIRECT, 0)
+		f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|syscall.O_DIRECT, 0)
 		if err != nil {
 			st.noDirect = true
 			return nil
@@ -56,7 +56,7 @@ func (fs *FS) directFile(ino Ino, st *inodeState) *os.File {
 
 // writeAt writes p at off to ino's data file f, through O_DIRECT when
 // asked and possible. The caller holds st.mu.
-func (fs *FS) writeAt(ino Ino, st *inodeState, f *os.File, p []byte, off int64, direct bool) (int, error) {
+func (fs *FS) writeAt(ino Ino, st *inodeState, f StoreFile, p []byte, off int64, direct bool) (int, error) {
 	if direct && directOK(off, len(p)) {
 		if df := fs.directFile(ino, st); df != nil {
 			return writeDirect(df, p, off)
@@ -66,7 +66,7 @@ func (fs *FS) writeAt(ino Ino, st *inodeState, f *os.File, p []byte, off int64, 
 }
 
 // writeDirect writes p at off through the O_DIRECT descriptor.
-func writeDirect(f *os.File, p []byte, off int64) (int, error) {
+func writeDirect(f StoreFile, p []byte, off int64) (int, error) {
 	bp := directBufs.Get().(*[]byte)
 	defer directBufs.Put(bp)
 	b := aligned(*bp, len(p))

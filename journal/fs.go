@@ -1,8 +1,3 @@
-// Package journal is xlogfs's metadata engine: an in-memory model of every
-// inode, changed only by transactions that go through an XFS-style
-// write-ahead log (iclogs, log forces with group commit, checkpoints that
-// move the tail, crash recovery), over a store directory (DESIGN §1, §3,
-// §4). It works without FUSE; package fusefs only calls it.
 package journal
 
 import (
@@ -21,7 +16,6 @@ import (
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/logbuf"
-	"golang.org/x/sys/unix"
 )
 
 // JournalMode says what goes through the log.
@@ -62,8 +56,19 @@ type Options struct {
 	LogBSize           int         // iclog size; 0: the superblock's default
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
+	LogForceInterval   time.Duration                 // periodic log force (logforce.go); 0: DefaultLogForceInterval
 	Device             Device                        // the log device; nil: DIR/log
+	Store              StoreFS                       // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
+
+	// FlushLatency, if set, makes every flush of the log and every data
+	// file sync take exactly this long (at least: see flushLatency), to
+	// emulate a device of that latency. A measuring aid.
+	FlushLatency time.Duration
+	// OnFail, if set, is called once, when the journal stops accepting
+	// changes (see State), with a *FailedError saying why, instead of
+	// Logf.
+	OnFail func(err error)
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -77,13 +82,15 @@ type Recovery struct {
 	Dropped      int        // transactions without a COMMIT: not replayed
 	TornLSN      logbuf.LSN // non-zero: the head was cut here (a torn write)
 	DroppedLater int        // valid records after the torn one, dropped with it
+	Restamped    int        // records replayed with damaged cycle words (their CRC proves the rest)
 	Orphans      int        // unlinked inodes freed (open when the log ended)
 }
 
 // FS is a mounted store: the live model plus the log.
 type FS struct {
 	dir      string
-	lock     *os.File // flock on the superblock while mounted
+	st       StoreFS
+	lock     io.Closer // flock on the superblock while mounted
 	sb       *Superblock
 	opts     Options
 	dataDir  string
@@ -115,9 +122,12 @@ type FS struct {
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
+	forcer   *logForcer
+	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
+	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
@@ -131,13 +141,15 @@ type inodeState struct {
 	mu        sync.Mutex   // orders data-file I/O with the transactions describing it
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	file      *os.File
-	direct    *os.File   // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	file      StoreFile
+	direct    StoreFile  // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool       // the filesystem under the store refused O_DIRECT
 	newFile   bool       // data file created since the data directory was last synced
 	dataDirty bool       // data file written since the last fdatasync
+	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool       // a shrink is durable but cutting the data file failed: cut before it grows again
 	lsn       logbuf.LSN // newest transaction touching the inode
-	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data)
+	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
 }
 
 type freedInode struct {
@@ -149,11 +161,15 @@ type freedInode struct {
 // (replaying committed transactions, cutting a torn tail, refusing
 // corruption), writes a fresh checkpoint, and starts the log.
 func Open(dir string, opts Options) (_ *FS, err error) {
-	sb, err := ReadSuperblock(dir)
+	if opts.Store == nil {
+		opts.Store = OSFS()
+	}
+	st := opts.Store
+	sb, err := readSuperblock(st, dir)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockStore(dir)
+	lock, err := lockStore(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +178,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 			lock.Close()
 		}
 	}()
-	ck, err := ReadCheckpoint(dir)
+	ck, err := readCheckpoint(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +188,9 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = DefaultCheckpointInterval
 	}
+	if opts.LogForceInterval <= 0 {
+		opts.LogForceInterval = DefaultLogForceInterval
+	}
 	if opts.Logf == nil {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "xlogfs: "+f+"\n", a...) }
 	}
@@ -180,7 +199,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	dev := opts.Device
 	if dev == nil {
-		if dev, err = OpenFileDevice(filepath.Join(dir, logName)); err != nil {
+		if dev, err = openFileDevice(st, filepath.Join(dir, logName)); err != nil {
 			return nil, err
 		}
 	}
@@ -196,19 +215,15 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 // lockStore takes an exclusive lock on the store for a mount's life: two
 // mounts of one store would allocate the same inode numbers and write the
 // same log. The lock dies with the process, so a crash never leaves it.
-func lockStore(dir string) (*os.File, error) {
-	f, err := os.Open(filepath.Join(dir, superblockName))
+func lockStore(st StoreFS, dir string) (io.Closer, error) {
+	l, err := st.Lock(filepath.Join(dir, superblockName), true)
 	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if err == unix.EWOULDBLOCK {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
 		}
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
-	return f, nil
+	return l, nil
 }
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
@@ -242,14 +257,18 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, fmt.Errorf("%s: log is %d bytes, superblock says %d", filepath.Join(dir, logName), dev.Size(), sb.LogSize)
 	}
 	fs := &FS{
-		dir: dir, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
+		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
 		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
+	}
+	if opts.FlushLatency > 0 {
+		fs.flush = &flushLatency{d: opts.FlushLatency}
+		dev = flushDevice{Device: dev, lat: fs.flush}
 	}
 	// A transaction may carry at most an eighth of the log, so that the
 	// tail can always move past a finished one while another waits.
 	fs.maxTxn = min(1<<20, int(sb.LogSize/8))
-	if err := os.MkdirAll(fs.dataDir, 0o755); err != nil {
+	if _, err := mkdirAll(fs.st, fs.dataDir); err != nil {
 		return nil, err
 	}
 
@@ -261,32 +280,43 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if err := scan.corruption(); err != nil {
 		return nil, err
 	}
-	rep, err := replay(scan, ck.LastTID, fs.replayOp)
+	replayed := map[Ino]bool{}
+	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed) })
 	if err != nil {
 		return nil, err
 	}
 	fs.recovery = Recovery{Clean: scan.clean, Records: len(scan.records), Transactions: rep.transactions, Dropped: rep.dropped}
+	for _, r := range scan.records {
+		if r.Restamped > 0 {
+			fs.recovery.Restamped++
+			opts.Logf("log record at LSN %v (offset %d): %d blocks did not carry its cycle, yet its CRC verifies with their cycle words restored; replayed",
+				r.LSN(), r.Offset, r.Restamped)
+		}
+	}
 	if scan.kind == scanTorn {
 		fs.recovery.TornLSN = scan.stop.LSN()
 		fs.recovery.DroppedLater = len(scan.later)
-		opts.Logf("torn write detected at log LSN %v (offset %d): %v; log head cut there (%d later in-flight records dropped, %d incomplete transactions not replayed)",
-			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, len(scan.later), rep.dropped)
+		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
+			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
-	if err := fs.reconcileDataFiles(); err != nil {
+	if err := fs.reconcileDataFiles(replayed); err != nil {
 		return nil, err
 	}
 
 	// The new writer starts at the head, by its own placement rule.
 	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
 	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if len(scan.later) > 0 || scan.kind == scanTorn {
-		// Blocks past the head hold records that were in flight (or cut
-		// as torn); a later walk must never mistake them for new ones, so
-		// they are zeroed before anything is written
-		// (xlog_clear_stale_blocks). Without such records, whatever lies
-		// past the head is older than it and can never match a position
-		// the walk expects.
+	if !scan.clean {
+		// Blocks past the head may hold what was in flight at the crash
+		// (whole records, cut ones, lone blocks of a record whose header
+		// never made it), all of the head's cycle or the next. The new
+		// writer rewrites those positions in the same cycle; a torn write
+		// of its own would then leave such blocks in place, carrying the
+		// right cycle, and fool the walk's test for a torn record (or its
+		// search for a record's header). So they are zeroed, and synced,
+		// before anything is written (xlog_clear_stale_blocks). After a
+		// clean unmount nothing was in flight.
 		// Only the free part of the log: the old checkpoint, still in
 		// force until the fresh one is written, needs the live part.
 		free := logBlocks - scan.live - (head.abs - scan.head.abs)
@@ -297,23 +327,24 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	fs.bound = boundary{tail: head, lastTID: rep.lastTID}
 	fs.shadow = fs.model.Clone()
 	if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mount: %w", err)
 	}
 	fs.x, err = newXlog(xlogConfig{
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
 		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		head: head, prevBlock: scan.prev, tail: head, lastTID: rep.lastTID,
-		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint,
+		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint, onFail: fs.failed,
 	})
 	if err != nil {
 		return nil, err
 	}
 	go fs.checkpointer()
+	fs.forcer = startLogForcer(opts.LogForceInterval, fs.x.forceAll, opts.Logf)
 	return fs, nil
 }
 
 // stalePastHead is how many blocks past the head a mount clears: more than
-// the largest torn-write window (8 in-flight 256 KiB records and a wrap gap).
+// in-flight records can reach (8 records of 256 KiB and a wrap gap).
 const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
 
 // zeroAfterHead zeroes n blocks from head on (wrapping at the end of the
@@ -334,32 +365,27 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 }
 
 // replayOp applies one replayed op to the model and, for data-journal
-// writes, to the data file.
-func (fs *FS) replayOp(op *Op) error {
+// writes, to the data file; replayed collects the data files it changed.
+func (fs *FS) replayOp(op *Op, replayed map[Ino]bool) error {
 	if err := fs.model.Apply(op); err != nil {
 		return err
 	}
-	switch op.Type {
-	case OpWrite:
-		if op.Data == nil {
-			return nil
-		}
-		return fs.withDataFile(op.Ino, func(f *os.File) error {
+	var err error
+	switch {
+	case op.Type == OpWrite && op.Data != nil:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error {
 			_, err := f.WriteAt(op.Data, op.Off)
 			return err
 		})
-	case OpSetattr:
-		if op.Mask&SetSize != 0 && fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f *os.File) error { return f.Truncate(op.Size) })
-		}
-	case OpFallocate:
-		if fs.opts.Journal == JournalData {
-			return fs.withDataFile(op.Ino, func(f *os.File) error {
-				return unix.Fallocate(int(f.Fd()), op.Mode, op.Off, op.Len)
-			})
-		}
+	case op.Type == OpSetattr && op.Mask&SetSize != 0 && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Truncate(op.Size) })
+	case op.Type == OpFallocate && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
+	default:
+		return nil
 	}
-	return nil
+	replayed[op.Ino] = true
+	return err
 }
 
 func (fs *FS) dataPath(ino Ino) string {
@@ -368,13 +394,13 @@ func (fs *FS) dataPath(ino Ino) string {
 
 // withDataFile runs f on ino's data file, opened for the call, creating
 // the file if it does not exist yet.
-func (fs *FS) withDataFile(ino Ino, f func(*os.File) error) error {
+func (fs *FS) withDataFile(ino Ino, f func(StoreFile) error) error {
 	return fs.onDataFile(ino, os.O_CREATE, f)
 }
 
 // withDataFileIfExists is withDataFile for a file that may be gone (freed
 // since): then it does nothing.
-func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
+func (fs *FS) withDataFileIfExists(ino Ino, f func(StoreFile) error) error {
 	err := fs.onDataFile(ino, 0, f)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -382,8 +408,8 @@ func (fs *FS) withDataFileIfExists(ino Ino, f func(*os.File) error) error {
 	return err
 }
 
-func (fs *FS) onDataFile(ino Ino, flags int, f func(*os.File) error) error {
-	file, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
+func (fs *FS) onDataFile(ino Ino, flags int, f func(StoreFile) error) error {
+	file, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
 	if err != nil {
 		return err
 	}
@@ -395,33 +421,46 @@ func (fs *FS) onDataFile(ino Ino, flags int, f func(*os.File) error) error {
 }
 
 // reconcileDataFiles deletes data files of inodes that no longer exist and
-// sets each remaining one to its recovered size, then syncs them.
-func (fs *FS) reconcileDataFiles() error {
-	ents, err := os.ReadDir(fs.dataDir)
+// sets each remaining one to its recovered size, durably, with the data
+// directory: the data files replay wrote (data journal), because the fresh
+// checkpoint that follows moves the tail past the records holding those
+// bytes; and those it cut to size, because what lies past a file's end
+// (bytes of writes the log lost) must not come back inside it when a later
+// write extends the file and a crash then loses the cut.
+func (fs *FS) reconcileDataFiles(replayed map[Ino]bool) error {
+	names, err := fs.st.ReadDir(fs.dataDir)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		n, perr := strconv.ParseUint(e.Name(), 10, 64)
+	for _, name := range names {
+		n, perr := strconv.ParseUint(name, 10, 64)
 		in := fs.model.Inodes[Ino(n)]
-		path := filepath.Join(fs.dataDir, e.Name())
+		path := filepath.Join(fs.dataDir, name)
 		if perr != nil || in == nil || !in.IsRegular() {
-			if err := os.RemoveAll(path); err != nil {
+			if err := removeAll(fs.st, path); err != nil {
 				return err
 			}
 			continue
 		}
-		info, err := e.Info()
+		info, err := fs.st.Stat(path)
 		if err != nil {
 			return err
 		}
-		if info.Size() != in.Size {
-			if err := os.Truncate(path, in.Size); err != nil {
-				return err
+		if info.Size() != in.Size || replayed[Ino(n)] {
+			err := fs.onDataFile(Ino(n), 0, func(f StoreFile) error {
+				if info.Size() != in.Size {
+					if err := f.Truncate(in.Size); err != nil {
+						return err
+					}
+				}
+				return f.Datasync()
+			})
+			if err != nil {
+				return fmt.Errorf("recovering data file %s: %w", path, err)
 			}
 		}
 	}
-	return syncDir(fs.dataDir)
+	return fs.st.SyncDir(fs.dataDir)
 }
 
 // Recovery reports what mounting found in the log.
@@ -446,6 +485,7 @@ func (fs *FS) Close() error {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
+	fs.forcer.halt()
 	// Whoever held or had open the unlinked inodes is gone with the
 	// mount: free them now, so the store is left without orphans.
 	var err error
@@ -483,6 +523,7 @@ func (fs *FS) Abandon() {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
+	fs.forcer.halt()
 	fs.x.stop()
 	fs.closeFiles()
 	fs.x.dev.Close()
@@ -497,11 +538,17 @@ func (fs *FS) closeFiles() {
 	}
 }
 
-// errno maps an internal error to what the caller reports: errnos pass
-// through, anything else (a failed log or data file) is EIO.
+// errno maps an internal error to what the caller reports: a journal that
+// has stopped is EIO whatever stopped it (a full disk under the log is no
+// reason to tell the caller ENOSPC), other errnos pass through, anything
+// else (a failed data file) is EIO.
 func errno(err error) error {
 	if err == nil {
 		return nil
+	}
+	var f *FailedError
+	if errors.As(err, &f) || errors.Is(err, errClosed) {
+		return syscall.EIO
 	}
 	var e syscall.Errno
 	if errors.As(err, &e) {
@@ -522,20 +569,26 @@ func (fs *FS) state(ino Ino) *inodeState {
 	return st
 }
 
-// commit validates op against the model, applies it and copies it into
-// the log, all under the model lock so that the log order is the order of
-// the model's changes. It returns the LSN to force for the op to be durable.
-// The caller holds fs.mu for writing.
+// commitLocked validates op against the model, copies it into the log,
+// then applies it to the model, all under the model lock so that the log
+// order is the order of the model's changes. The model changes only once
+// the op is in the log: an op the log refuses (it failed, or it stopped
+// while the op waited for space) leaves the model exactly as it was. It
+// returns the LSN to force for the op to be durable. The caller holds fs.mu
+// for writing.
 func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	if fs.closed.Load() {
 		return 0, syscall.EIO
 	}
+	if err := fs.x.failure(); err != nil {
+		return 0, err
+	}
+	if err := fs.model.Validate(op); err != nil {
+		return 0, err
+	}
 	var oldSize int64 = -1
 	if in := fs.model.Inodes[op.Ino]; in != nil {
 		oldSize = in.Size
-	}
-	if err := fs.model.Apply(op); err != nil {
-		return 0, err
 	}
 	region := op.Encode(make([]byte, 0, op.EncodedLen()))
 	kept := *op
@@ -547,6 +600,14 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	lsn, err := fs.x.commit(region, &kept)
 	if err != nil {
 		return 0, err
+	}
+	if err := fs.model.Apply(op); err != nil {
+		// Validate said it would apply, and nothing changed the model
+		// since: only a bug gets here, and the log now holds an op the
+		// model refused, so nothing more may be logged.
+		err = fmt.Errorf("the model refused %s after validating it: %w", op, err)
+		fs.x.fail(err)
+		return 0, &FailedError{Reason: err}
 	}
 	if fs.afterCommit != nil {
 		fs.afterCommit(fs.x.lastCommitted(), op)
@@ -560,12 +621,20 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		st.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
-			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil {
+			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) {
 				st.dataLSN = lsn
 			}
 		}
 	}
 	return lsn, nil
+}
+
+// zeroesLogged reports whether op zeroes file bytes that only the log
+// holds until a checkpoint: a hole punch or zero range in data-journal mode,
+// which fdatasync must force like written bytes, or a replay of older
+// logged bytes would bring the punched ones back.
+func (fs *FS) zeroesLogged(op *Op) bool {
+	return fs.opts.Journal == JournalData && op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
 }
 
 // commit takes the model lock and commits op.
@@ -610,12 +679,90 @@ func (fs *FS) checkpointer() {
 		case <-t.C:
 		case <-fs.ckptReq:
 		}
-		if err := fs.checkpoint(false); err != nil {
-			fs.opts.Logf("checkpoint failed: %v", err)
+		if fs.x.failure() != nil {
+			return
+		}
+		fs.runCheckpoint()
+	}
+}
+
+// runCheckpoint takes a checkpoint and deals with its failure. A failed
+// checkpoint leaves the log as it was (the tail stays where the last good
+// one put it), so the journal goes on while the log has room: State says
+// "degraded", Logf says why, and the next checkpoint tries again. Freed
+// inodes' data files are still deleted meanwhile, since that may be what
+// gives the space back. The failure stops the journal only when it must:
+// a transaction is waiting for log space that only a checkpoint can give,
+// or (data journal) a data file could not be written back, which leaves
+// the log as the only copy of its bytes.
+func (fs *FS) runCheckpoint() {
+	err := fs.checkpoint(false)
+	if err != nil && fs.x.failure() == nil {
+		var wb *writebackError
+		if errors.As(err, &wb) {
 			fs.x.fail(err)
 			return
 		}
+		if prev := fs.ckptErr.Swap(&err); prev == nil || (*prev).Error() != err.Error() {
+			fs.opts.Logf("checkpoint failed: %v; the log still has room, so the journal goes on, and the next checkpoint tries again", err)
+		}
+		if fs.x.forceAll() == nil && fs.reapFreed() > 0 {
+			err = fs.checkpoint(false)
+		}
 	}
+	switch {
+	case fs.x.failure() != nil:
+	case err == nil:
+		if fs.ckptErr.Swap(nil) != nil {
+			fs.opts.Logf("checkpoint succeeded again; the journal is back to normal")
+		}
+	case fs.x.spaceWaiting():
+		fs.x.fail(fmt.Errorf("the log is full, and the checkpoint that would free it failed: %w", err))
+	}
+}
+
+// writebackError is a data file that a data-journal checkpoint could not
+// write back.
+type writebackError struct{ err error }
+
+func (e *writebackError) Error() string {
+	return e.err.Error() + "; the log still holds those bytes: unmount and mount again to replay them"
+}
+func (e *writebackError) Unwrap() error { return e.err }
+
+// FailedError is what every change gets once the journal has stopped: its
+// log can no longer be written (the errno callers see is EIO). Reason says
+// what stopped it.
+type FailedError struct{ Reason error }
+
+func (e *FailedError) Error() string { return "journal failed: " + e.Reason.Error() }
+func (e *FailedError) Unwrap() error { return e.Reason }
+
+// failed runs once, when the log stops.
+func (fs *FS) failed(reason error) {
+	if fs.opts.OnFail != nil {
+		fs.opts.OnFail(&FailedError{Reason: reason})
+		return
+	}
+	fs.opts.Logf("journal failed: %v; no more changes are accepted (reads go on); "+
+		"unmount, make room or fix the disk, and mount again to recover what the log holds", reason)
+}
+
+// State says how the journal is: "ok"; "degraded: checkpoint failed: ..."
+// while checkpoints fail but the log still has room; "failed: <reason>"
+// once it accepts no more changes (reads still work).
+func (fs *FS) State() string {
+	if err := fs.x.failure(); err != nil {
+		var f *FailedError
+		if errors.As(err, &f) {
+			err = f.Reason
+		}
+		return "failed: " + err.Error()
+	}
+	if e := fs.ckptErr.Load(); e != nil {
+		return "degraded: checkpoint failed: " + (*e).Error()
+	}
+	return "ok"
 }
 
 // checkpoint writes the model as of the newest durable record and moves
@@ -623,7 +770,8 @@ func (fs *FS) checkpointer() {
 // The order keeps the write-ahead rule: records durable, then the shadow's
 // state and boundary taken together, then data files synced (every write
 // the state includes was made to its data file before it committed), then
-// the checkpoint file, and only then the tail.
+// the checkpoint file, and only then the tail. Once the tail moved, the
+// data files of inodes freed durably are deleted.
 func (fs *FS) checkpoint(final bool) error {
 	fs.ckptMu.Lock()
 	defer fs.ckptMu.Unlock()
@@ -647,31 +795,60 @@ func (fs *FS) checkpoint(final bool) error {
 	}
 	fs.x.moveTail(b.tail)
 	fs.ckpts.Add(1)
-	return fs.reapFreed()
+	fs.reapFreed()
+	return nil
 }
 
 func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 	fs.ckptSeq++
-	return writeCheckpoint(fs.dir, &Checkpoint{
+	return writeCheckpoint(fs.st, fs.dir, &Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
 	})
 }
 
 // syncDataFiles makes every data file written since the last checkpoint
-// durable, and the data directory (new files' names).
+// durable, and the data directory (new files' names). What it could not
+// sync stays dirty for the next checkpoint. A data file whose sync failed
+// may have lost what it was to write, although a later sync will succeed
+// (Linux marks the pages clean after a writeback error): its inode's fsync
+// reports EIO from then on, and in data-journal mode the error is a
+// writebackError, which stops the journal before a checkpoint can move the
+// tail past the only copy of those bytes.
 func (fs *FS) syncDataFiles() error {
 	fs.dirtyMu.Lock()
 	dirty := fs.dirty
 	fs.dirty = map[Ino]bool{}
 	fs.dirtyMu.Unlock()
-	for _, ino := range slices.Sorted(maps.Keys(dirty)) {
-		err := fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+	inos := slices.Sorted(maps.Keys(dirty))
+	redirty := func(inos []Ino) {
+		fs.dirtyMu.Lock()
+		for _, ino := range inos {
+			fs.dirty[ino] = true
+		}
+		fs.dirtyMu.Unlock()
+	}
+	for i, ino := range inos {
+		err := fs.withDataFileIfExists(ino, fs.fdatasync)
 		if err != nil {
-			return fmt.Errorf("syncing data of inode %d: %w", ino, err)
+			redirty(inos[i:])
+			if st := fs.existingState(ino); st != nil {
+				st.mu.Lock()
+				st.dataErr = err
+				st.mu.Unlock()
+			}
+			err = fmt.Errorf("syncing data file of inode %d: %w", ino, err)
+			if fs.opts.Journal == JournalData {
+				return &writebackError{err}
+			}
+			return err
 		}
 	}
-	return syncDir(fs.dataDir)
+	if err := fs.st.SyncDir(fs.dataDir); err != nil {
+		redirty(inos)
+		return err
+	}
+	return nil
 }
 
 func (fs *FS) markDirty(ino Ino) {
@@ -680,8 +857,11 @@ func (fs *FS) markDirty(ino Ino) {
 	fs.dirtyMu.Unlock()
 }
 
-// reapFreed deletes the data files of freed inodes whose free is durable.
-func (fs *FS) reapFreed() error {
+// reapFreed deletes the data files of freed inodes whose free is durable
+// and returns how many it deleted. It needs no checkpoint: should a crash
+// bring a deleted name back, recovery deletes the file of an inode that
+// no longer exists. A file it cannot delete stays listed for the next try.
+func (fs *FS) reapFreed() int {
 	_, _, _, durable := fs.x.snapshotStats()
 	fs.freedMu.Lock()
 	var keep, gone []freedInode
@@ -694,10 +874,20 @@ func (fs *FS) reapFreed() error {
 	}
 	fs.freed = keep
 	fs.freedMu.Unlock()
+	n := 0
+	var failed []freedInode
 	for _, f := range gone {
-		if err := os.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+		if err := fs.st.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fs.opts.Logf("deleting the data file of freed inode %d: %v (tried again later)", f.ino, err)
+			failed = append(failed, f)
+			continue
 		}
+		n++
 	}
-	return nil
+	if len(failed) > 0 {
+		fs.freedMu.Lock()
+		fs.freed = append(fs.freed, failed...)
+		fs.freedMu.Unlock()
+	}
+	return n
 }

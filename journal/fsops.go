@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/logbuf"
-	"golang.org/x/sys/unix"
 )
 
 // Attr is what stat(2) reports about an inode.
@@ -138,6 +137,12 @@ func (fs *FS) commitRemoval(op *Op, ino Ino) error {
 	}
 	if op.Free && ino != 0 {
 		fs.forget(ino, lsn)
+		if fs.ckptErr.Load() != nil {
+			// Checkpoints are failing, maybe for want of the space
+			// this frees: try one now, which deletes the data file
+			// first.
+			fs.requestCheckpoint()
+		}
 	} else if in := fs.model.Inodes[ino]; in != nil && in.Nlink == 0 {
 		fs.unlinked[ino] = true
 	}
@@ -302,13 +307,37 @@ func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
 
 // dataFile returns the open data file of a regular file, opening (and
 // creating) it as needed. The caller holds st.mu.
-func (fs *FS) dataFile(ino Ino, st *inodeState) (*os.File, error) {
+func (fs *FS) dataFile(ino Ino, st *inodeState) (StoreFile, error) {
+	return fs.openDataFile(ino, st, true)
+}
+
+// dataFileToChange is dataFile for an op about to change the data file: a
+// cut a shrink still owes is made first, so bytes past the file's end never
+// come back inside it.
+func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
+	f, err := fs.dataFile(ino, st)
+	if err == nil && st.cutOwed {
+		if err = f.Truncate(fs.size(ino)); err == nil {
+			st.cutOwed = false
+			st.dataDirty = true
+			fs.markDirty(ino)
+		}
+	}
+	return f, err
+}
+
+// openDataFile is dataFile; without create, a missing data file is (nil,
+// nil): the file has no bytes written yet.
+func (fs *FS) openDataFile(ino Ino, st *inodeState, create bool) (StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
 	}
-	f, err := os.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
+	f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		f, err = os.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if !create {
+			return nil, nil
+		}
+		f, err = fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		st.newFile = err == nil
 	}
 	if err != nil {
@@ -351,7 +380,9 @@ func (fs *FS) size(ino Ino) int64 {
 }
 
 // Read reads from a regular file at off. Bytes past the data file's end
-// but inside the file's size (a file extended by truncate) read as zeros.
+// but inside the file's size (a file extended by truncate) read as zeros,
+// and so does a file without a data file yet: a read never creates one, so
+// reads work on a full disk and on a journal that has stopped.
 func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
@@ -361,12 +392,14 @@ func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 	}
 	st := fs.state(ino)
 	st.mu.Lock()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.openDataFile(ino, st, false)
 	size := fs.size(ino)
 	if err == nil && off < size {
 		n := int(min(int64(len(p)), size-off))
 		var got int
-		got, err = f.ReadAt(p[:n], off)
+		if f != nil {
+			got, err = f.ReadAt(p[:n], off)
+		}
 		if errors.Is(err, io.EOF) || err == nil {
 			clear(p[got:n])
 			err = nil
@@ -401,11 +434,14 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 	if _, err := fs.regular(ino); err != nil {
 		return 0, err
 	}
+	if err := fs.x.failure(); err != nil {
+		return 0, errno(err) // a stopped journal takes no change, not even to a data file
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return 0, errno(err)
 	}
@@ -425,18 +461,28 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 				op.Data = piece[:n]
 			}
 			if _, err := fs.commit(&op); err != nil {
-				return done, errno(err)
+				return done, shortWrite(done, err)
 			}
 		}
 		done += n
 		if werr != nil {
-			return done, errno(werr)
+			return done, shortWrite(done, werr)
 		}
 		if len(p) == 0 {
 			break
 		}
 	}
 	return done, nil
+}
+
+// shortWrite is what a write that failed after done bytes reports: like
+// write(2), the bytes it wrote, if any (the caller's next write gets the
+// error), else the error.
+func shortWrite(done int, err error) error {
+	if done > 0 {
+		return nil
+	}
+	return errno(err)
 }
 
 // fileTimeStep is the granularity of the times writes set, as the coarse
@@ -473,6 +519,9 @@ type SetAttrIn struct {
 	UID, GID     uint32
 	Size         int64
 	Atime, Mtime int64
+	// Kill drops set-ID bits and capabilities with the change (see
+	// KillPriv): a truncate by a caller without CAP_FSETID, a chown.
+	Kill KillPriv
 }
 
 // SetAttr changes attributes; SetSize truncates or extends a regular file.
@@ -480,7 +529,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
 		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
 	if in.Mask&SetSize == 0 {
-		if _, err := fs.commit(&op); err != nil {
+		if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 			return Attr{}, errno(err)
 		}
 		return fs.GetAttr(ino)
@@ -491,25 +540,46 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if in.Size < 0 {
 		return Attr{}, syscall.EINVAL
 	}
+	if err := fs.x.failure(); err != nil {
+		return Attr{}, errno(err)
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return Attr{}, errno(err)
 	}
-	if in.Size < fs.size(ino) && fs.opts.Journal == JournalMeta {
-		// Shrinking destroys data the log cannot bring back: make the
-		// new size durable first, so a crash never recovers the old
-		// size over a data file that lost its end.
-		lsn, err := fs.commit(&op)
+	// Either way the data file's new size is owed to the next fsync or
+	// fdatasync, like written bytes: a file cut and grown again must read
+	// back zeros, not what a lost cut of its data file left.
+	if in.Size < fs.size(ino) {
+		// Shrinking destroys data the log cannot bring back (in data
+		// mode too: what the last checkpoint wrote back is only in the
+		// data file), so the new size is made durable first: a crash
+		// never recovers the old size over a data file that lost its
+		// end. No checkpoint may come between that force and the cut:
+		// it would move the tail past the shrink while the data file
+		// still held the old end, and a crash that lost the cut would
+		// bring those bytes back inside the file once a later write
+		// extends it. Once the new size is durable the shrink has
+		// happened, even if the cut fails: reads stop at the size, and
+		// the cut is owed to whatever changes the file next (or to the
+		// next mount).
+		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
+			fs.ckptMu.Lock()
 			err = fs.x.force(lsn)
-		}
-		if err == nil {
-			err = f.Truncate(in.Size)
-			fs.markDirty(ino)
+			if err == nil {
+				if terr := f.Truncate(in.Size); terr != nil {
+					st.cutOwed = true
+					fs.opts.Logf("cutting the data file of inode %d to %d bytes: %v (tried again before it next changes)", ino, in.Size, terr)
+				}
+				fs.markDirty(ino)
+				st.dataDirty = true
+			}
+			fs.ckptMu.Unlock()
 		}
 		if err != nil {
 			return Attr{}, errno(err)
@@ -520,7 +590,8 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		return Attr{}, errno(err)
 	}
 	fs.markDirty(ino)
-	if _, err := fs.commit(&op); err != nil {
+	st.dataDirty = true
+	if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 		return Attr{}, errno(err)
 	}
 	return fs.GetAttr(ino)
@@ -538,15 +609,18 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
 		return syscall.EOPNOTSUPP
 	}
+	if err := fs.x.failure(); err != nil {
+		return errno(err)
+	}
 	st := fs.state(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
-	f, err := fs.dataFile(ino, st)
+	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return errno(err)
 	}
-	if err := unix.Fallocate(int(f.Fd()), mode, off, length); err != nil {
+	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
 	}
 	fs.markDirty(ino)
@@ -581,12 +655,17 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// side by side, so an fsync costs one device flush of latency, not two.
 	var dataErr error
 	var wg sync.WaitGroup
-	if fs.opts.Journal == JournalMeta && in.IsRegular() && st.isDataDirty() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dataErr = fs.syncData(ino, st)
-		}()
+	if fs.opts.Journal == JournalMeta && in.IsRegular() {
+		dirty, lost := st.dataState()
+		if lost != nil {
+			dataErr = lost
+		} else if dirty {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dataErr = fs.syncData(ino, st)
+			}()
+		}
 	}
 	logErr := fs.x.force(lsn)
 	wg.Wait()
@@ -596,34 +675,46 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	return errno(logErr)
 }
 
-func (st *inodeState) isDataDirty() bool {
+// dataState reports whether the data file has unsynced writes, and the
+// error of a sync that failed, after which its data may be lost.
+func (st *inodeState) dataState() (dirty bool, lost error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.dataDirty
+	return st.dataDirty, st.dataErr
 }
 
 // syncData makes a data file's written bytes, and its name in the data
-// directory if it is new, durable.
+// directory if it is new, durable. A failed sync is remembered: the
+// kernel marks the pages clean after a writeback error, so a retry would
+// succeed without writing them, and every later fsync of the inode must
+// report the loss instead.
 func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.dataErr != nil {
+		return st.dataErr
+	}
 	if !st.dataDirty {
 		return nil
 	}
 	var err error
 	if st.file != nil {
-		err = unix.Fdatasync(int(st.file.Fd()))
+		err = fs.fdatasync(st.file)
 	} else {
-		err = fs.withDataFileIfExists(ino, func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) })
+		err = fs.withDataFileIfExists(ino, fs.fdatasync)
 	}
-	if err == nil && st.newFile {
-		err = syncDir(fs.dataDir) // the new data file's name
+	if err != nil {
+		st.dataErr = err
+		return err
+	}
+	if st.newFile {
+		if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name
+			return err
+		}
 		st.newFile = false
 	}
-	if err == nil {
-		st.dataDirty = false
-	}
-	return err
+	st.dataDirty = false
+	return nil
 }
 
 // Sync makes every committed transaction durable (syncfs).
@@ -639,6 +730,9 @@ func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
 	}
 	v, ok := in.Xattrs[name]
 	if !ok {
+		if err := checkXattrName(name); err != nil {
+			return nil, err
+		}
 		return nil, syscall.ENODATA
 	}
 	return slices.Clone(v), nil
@@ -655,17 +749,31 @@ func (fs *FS) ListXattr(ino Ino) ([]string, error) {
 	return slices.Sorted(maps.Keys(in.Xattrs)), nil
 }
 
-// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace).
+// SetXattr sets an extended attribute (flags XattrCreate, XattrReplace),
+// refusing what Linux filesystems refuse (see xattr.go).
 func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
 	op := Op{Type: OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.checkSetXattr(ino, name, value); err != nil {
+		return err
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 
-// RemoveXattr removes an extended attribute.
+// RemoveXattr removes an extended attribute. A name outside the namespaces
+// is EOPNOTSUPP unless the inode has it (set before names were checked).
 func (fs *FS) RemoveXattr(ino Ino, name string) error {
 	op := Op{Type: OpRemovexattr, Ino: ino, Name: name, Ctime: nowNanos()}
-	_, err := fs.commit(&op)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if in := fs.model.Inodes[ino]; in != nil && !hasXattr(in, name) {
+		if err := checkXattrName(name); err != nil {
+			return err
+		}
+	}
+	_, err := fs.commitLocked(&op)
 	return errno(err)
 }
 
@@ -680,8 +788,8 @@ type Statfs struct {
 
 // Statfs reports space and inode counts.
 func (fs *FS) Statfs() (Statfs, error) {
-	var s unix.Statfs_t
-	if err := unix.Statfs(fs.dataDir, &s); err != nil {
+	s, err := fs.st.Statfs(fs.dataDir)
+	if err != nil {
 		return Statfs{}, errno(err)
 	}
 	// Inodes with names, or open: an unlinked file lives on while open, as
@@ -695,6 +803,6 @@ func (fs *FS) Statfs() (Statfs, error) {
 		}
 	}
 	fs.mu.RUnlock()
-	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: uint32(s.Bsize),
+	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: s.Bsize,
 		Files: n + 1<<20, Ffree: 1 << 20, NameLen: MaxNameLen}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/xlogfs/xlogfs/logbuf"
-	"golang.org/x/sys/unix"
 )
 
 // LogReport is what a store holds, read without changing anything: for
@@ -21,6 +20,9 @@ type LogReport struct {
 	Torn       bool            // Bad is a torn write: mounting cuts the log there
 	Corrupt    error           // *CorruptionError: mounting refuses
 	Later      []ScannedRecord // valid records newer than Bad
+	AtStake    []StakedTxn     // committed transactions in Bad and Later: what cutting the log drops
+	InFlight   int             // records from Bad to the newest of Later, at least
+	LogBufs    int             // how many records can be in flight at once
 	Clean      bool            // the log ends with an unmount record
 	Head       logbuf.LSN      // where the next record would go
 	Replayed   int             // transactions a mount would replay
@@ -29,26 +31,32 @@ type LogReport struct {
 	Model      *Model          // the metadata after replay
 	Problems   []string        // inconsistencies found in the replayed metadata
 	Mounted    bool            // another process holds the store: what was read may be moving
+
+	st StoreFS // where the store was read, for Repair
 }
 
 // Inspect reads a store's superblock, checkpoint and log and replays the
 // log onto a copy of the checkpoint's metadata in memory.
-func Inspect(dir string) (*LogReport, error) {
-	sb, err := ReadSuperblock(dir)
+func Inspect(dir string) (*LogReport, error) { return InspectStore(OSFS(), dir) }
+
+// InspectStore is Inspect of a store on st.
+func InspectStore(st StoreFS, dir string) (*LogReport, error) {
+	sb, err := readSuperblock(st, dir)
 	if err != nil {
 		return nil, err
 	}
-	rep := &LogReport{Superblock: sb}
-	if f, err := os.Open(filepath.Join(dir, superblockName)); err == nil {
-		defer f.Close()
-		rep.Mounted = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil
+	rep := &LogReport{Superblock: sb, st: st}
+	if l, err := st.Lock(filepath.Join(dir, superblockName), false); err == nil {
+		defer l.Close()
+	} else {
+		rep.Mounted = true
 	}
-	ck, err := ReadCheckpoint(dir)
+	ck, err := readCheckpoint(st, dir)
 	if err != nil {
 		return rep, err
 	}
 	rep.Checkpoint = ck
-	img, err := readLog(dir, sb)
+	img, err := readLog(st, dir, sb)
 	if err != nil {
 		return rep, err
 	}
@@ -59,6 +67,7 @@ func Inspect(dir string) (*LogReport, error) {
 	}
 	rep.Torn = s.kind == scanTorn
 	rep.Corrupt = s.corruption()
+	rep.AtStake, rep.InFlight, rep.LogBufs = s.atStake, s.inFlight, inFlightAllowance(ck)
 	m := ck.Model.Clone()
 	r, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) })
 	rep.Replayed, rep.Dropped, rep.ReplayErr = r.transactions, r.dropped, err
@@ -68,8 +77,9 @@ func Inspect(dir string) (*LogReport, error) {
 	return rep, nil
 }
 
-func readLog(dir string, sb *Superblock) ([]byte, error) {
-	f, err := os.Open(filepath.Join(dir, logName))
+func readLog(st StoreFS, dir string, sb *Superblock) ([]byte, error) {
+	path := filepath.Join(dir, logName)
+	f, err := st.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +90,7 @@ func readLog(dir string, sb *Superblock) ([]byte, error) {
 		return nil, err
 	}
 	if int64(n) != sb.LogSize {
-		return nil, fmt.Errorf("%s: %d bytes, superblock says %d", f.Name(), n, sb.LogSize)
+		return nil, fmt.Errorf("%s: %d bytes, superblock says %d", path, n, sb.LogSize)
 	}
 	return img, nil
 }
@@ -99,12 +109,16 @@ func Repair(dir string, r *LogReport) error {
 	if r.Bad == nil {
 		return nil
 	}
-	lock, err := lockStore(dir)
+	st := r.st
+	if st == nil {
+		st = OSFS()
+	}
+	lock, err := lockStore(st, dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	dev, err := OpenFileDevice(filepath.Join(dir, logName))
+	dev, err := openFileDevice(st, filepath.Join(dir, logName))
 	if err != nil {
 		return err
 	}

@@ -131,26 +131,40 @@ func (m *Model) Lookup(parent Ino, name string) (*Inode, error) {
 }
 
 // Apply performs op on the model, or returns an errno and changes nothing.
-func (m *Model) Apply(op *Op) error {
+func (m *Model) Apply(op *Op) error { return m.apply(op, true) }
+
+// Validate returns the errno Apply would return for op, changing nothing:
+// nil means Apply will succeed on the model as it is now. The filesystem
+// validates, logs, then applies, so that an op the log refuses leaves the
+// model as it was.
+func (m *Model) Validate(op *Op) error { return m.apply(op, false) }
+
+// apply checks op and, if do is set and op is valid, performs it. Every
+// case checks everything before it changes anything, with "if !do" between
+// the two.
+func (m *Model) apply(op *Op, do bool) error {
 	switch op.Type {
 	case OpCreate:
-		return m.create(op)
+		return m.create(op, do)
 	case OpLink:
-		return m.link(op)
+		return m.link(op, do)
 	case OpUnlink, OpRmdir:
-		return m.remove(op)
+		return m.remove(op, do)
 	case OpRename:
-		return m.rename(op)
+		return m.rename(op, do)
 	case OpSetattr:
-		return m.setattr(op)
+		return m.setattr(op, do)
 	case OpWrite, OpFallocate:
-		return m.write(op)
+		return m.write(op, do)
 	case OpSetxattr, OpRemovexattr:
-		return m.xattr(op)
+		return m.xattr(op, do)
 	case OpFree:
 		in := m.Inodes[op.Ino]
 		if in == nil || in.Nlink != 0 || op.Ino == RootIno {
 			return syscall.EINVAL
+		}
+		if !do {
+			return nil
 		}
 		delete(m.Inodes, op.Ino)
 		return nil
@@ -160,7 +174,7 @@ func (m *Model) Apply(op *Op) error {
 
 // create makes an inode named Name in Parent; an empty Name makes an
 // O_TMPFILE: a regular file with no link, alive while open.
-func (m *Model) create(op *Op) error {
+func (m *Model) create(op *Op, do bool) error {
 	tmpfile := op.Name == ""
 	if tmpfile && op.Mode&ModeType != ModeReg {
 		return syscall.EINVAL
@@ -189,6 +203,9 @@ func (m *Model) create(op *Op) error {
 	if (t == ModeLink) != (op.Target != "") {
 		return syscall.EINVAL
 	}
+	if !do {
+		return nil
+	}
 	in := &Inode{
 		Ino: op.Ino, Mode: op.Mode, UID: op.UID, GID: op.GID, Nlink: 1, Rdev: op.Rdev,
 		Atime: op.Ctime, Mtime: op.Ctime, Ctime: op.Ctime, Target: op.Target,
@@ -213,7 +230,7 @@ func (m *Model) create(op *Op) error {
 	return nil
 }
 
-func (m *Model) link(op *Op) error {
+func (m *Model) link(op *Op, do bool) error {
 	if err := CheckName(op.Name); err != nil {
 		return err
 	}
@@ -236,6 +253,9 @@ func (m *Model) link(op *Op) error {
 	if _, ok := d.Entries[op.Name]; ok {
 		return syscall.EEXIST
 	}
+	if !do {
+		return nil
+	}
 	d.Entries[op.Name] = op.Ino
 	in.Nlink++
 	in.Ctime = op.Ctime
@@ -244,7 +264,7 @@ func (m *Model) link(op *Op) error {
 }
 
 // remove handles unlink and rmdir.
-func (m *Model) remove(op *Op) error {
+func (m *Model) remove(op *Op, do bool) error {
 	d, err := m.dir(op.Parent)
 	if err != nil {
 		return err
@@ -265,6 +285,9 @@ func (m *Model) remove(op *Op) error {
 	}
 	if op.Free && !in.IsDir() && in.Nlink != 1 {
 		return syscall.EINVAL // only the last link can free an inode
+	}
+	if !do {
+		return nil
 	}
 	delete(d.Entries, op.Name)
 	d.Mtime, d.Ctime = op.Ctime, op.Ctime
@@ -304,7 +327,7 @@ func (m *Model) isAncestor(a Ino, dir Ino) bool {
 	return false
 }
 
-func (m *Model) rename(op *Op) error {
+func (m *Model) rename(op *Op, do bool) error {
 	if err := CheckName(op.NewName); err != nil {
 		return err
 	}
@@ -343,6 +366,9 @@ func (m *Model) rename(op *Op) error {
 		if op.Free {
 			return syscall.EINVAL
 		}
+		if !do {
+			return nil
+		}
 		od.Entries[op.Name], nd.Entries[op.NewName] = dst, src
 		if sin.IsDir() && op.Parent != op.NewParent {
 			sin.Parent = op.NewParent
@@ -380,6 +406,9 @@ func (m *Model) rename(op *Op) error {
 	if op.Free && (!exists || !din.IsDir() && din.Nlink != 1) {
 		return syscall.EINVAL
 	}
+	if !do {
+		return nil
+	}
 	if exists {
 		delete(nd.Entries, op.NewName)
 		m.unlinkInode(nd, din, now, op.Free)
@@ -396,7 +425,7 @@ func (m *Model) rename(op *Op) error {
 	return nil
 }
 
-func (m *Model) setattr(op *Op) error {
+func (m *Model) setattr(op *Op, do bool) error {
 	in := m.Inodes[op.Ino]
 	if in == nil {
 		return syscall.ENOENT
@@ -408,6 +437,9 @@ func (m *Model) setattr(op *Op) error {
 		if !in.IsRegular() || op.Size < 0 {
 			return syscall.EINVAL
 		}
+	}
+	if !do {
+		return nil
 	}
 	if op.Mask&SetMode != 0 {
 		in.Mode = in.Mode&ModeType | op.Mode&^ModeType
@@ -433,7 +465,7 @@ func (m *Model) setattr(op *Op) error {
 }
 
 // write handles write and fallocate: both may extend the file.
-func (m *Model) write(op *Op) error {
+func (m *Model) write(op *Op, do bool) error {
 	in := m.Inodes[op.Ino]
 	if in == nil {
 		return syscall.ENOENT
@@ -456,6 +488,9 @@ func (m *Model) write(op *Op) error {
 			return syscall.EINVAL
 		}
 	}
+	if !do {
+		return nil
+	}
 	if op.Type == OpWrite || op.Mode&FallocKeepSize == 0 {
 		in.Size = max(in.Size, op.Off+op.Len)
 	}
@@ -466,7 +501,7 @@ func (m *Model) write(op *Op) error {
 	return nil
 }
 
-func (m *Model) xattr(op *Op) error {
+func (m *Model) xattr(op *Op, do bool) error {
 	in := m.Inodes[op.Ino]
 	if in == nil {
 		return syscall.ENOENT
@@ -479,6 +514,9 @@ func (m *Model) xattr(op *Op) error {
 		if !has {
 			return syscall.ENODATA
 		}
+		if !do {
+			return nil
+		}
 		delete(in.Xattrs, op.Name)
 	} else {
 		if op.Flags&XattrCreate != 0 && has {
@@ -486,6 +524,9 @@ func (m *Model) xattr(op *Op) error {
 		}
 		if op.Flags&XattrReplace != 0 && !has {
 			return syscall.ENODATA
+		}
+		if !do {
+			return nil
 		}
 		if in.Xattrs == nil {
 			in.Xattrs = map[string][]byte{}

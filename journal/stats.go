@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
@@ -64,6 +65,64 @@ func HistPercentile(h []uint64, p float64) float64 {
 	return float64(lo+hi) / 2
 }
 
+// atomicHist is a log-linear histogram (see histBucket) updated without a
+// lock, in any unit its user picks.
+type atomicHist [histBuckets]atomic.Uint64
+
+func (h *atomicHist) add(v uint64) { h[histBucket(v)].Add(1) }
+
+func (h *atomicHist) snapshot() []uint64 {
+	s := make([]uint64, histBuckets)
+	for i := range s {
+		s[i] = h[i].Load()
+	}
+	return s
+}
+
+// cksumTimes is the journal's account of checksum time, beside the
+// Summer's totals: a histogram of each record's checksum CPU time (all of
+// it: at seal, and in inline mode at copy time too), and per log force (a
+// writer round that ends in a sync some force waits for) the time its
+// records' checksums took at seal, which is all the checksum work on the
+// force's path, and the round's whole wall time (sealing and writing its
+// records, and the sync). The seal's wall time over the round's is the
+// checksum's share of the force's latency; its CPU time per force is the
+// checksum's cost on the force path, free of time off the CPU.
+type cksumTimes struct {
+	record        atomicHist // CPU ns per record, copy time included
+	forceCksum    atomicHist // checksum wall ns at seal per force
+	force         atomicHist // wall ns per force
+	forceNanos    atomic.Uint64
+	forceCksumN   atomic.Uint64 // wall
+	forceCksumCPU atomic.Uint64
+	forces        atomic.Uint64 // forces timed
+
+	// checksum wall and CPU time at seal of the writer's round so far;
+	// the writer's alone
+	round, roundCPU time.Duration
+}
+
+// observe is the Summer's observer: it runs on the writer, which alone
+// seals records.
+func (c *cksumTimes) observe(cost cksum.Cost) {
+	c.record.add(uint64(cost.TotalCPU()))
+	c.round += cost.Wall
+	c.roundCPU += cost.CPU
+}
+
+// startRound begins a writer round.
+func (c *cksumTimes) startRound() { c.round, c.roundCPU = 0, 0 }
+
+// forced accounts a writer round that ended in a sync a force waited for.
+func (c *cksumTimes) forced(total time.Duration) {
+	c.force.add(uint64(total))
+	c.forceCksum.add(uint64(c.round))
+	c.forceNanos.Add(uint64(total))
+	c.forceCksumN.Add(uint64(c.round))
+	c.forceCksumCPU.Add(uint64(c.roundCPU))
+	c.forces.Add(1)
+}
+
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
 	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
@@ -71,6 +130,7 @@ func (fs *FS) recordFsync(d time.Duration) {
 
 // Stats are the filesystem's counters, as .stats shows them.
 type Stats struct {
+	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
 	CksumMode    string
 	CksumImpl    string
 	Journal      string
@@ -92,12 +152,31 @@ type Stats struct {
 	FsyncHist    []uint64 // log-linear buckets, see HistBounds
 	Head, Tail   logbuf.LSN
 	Durable      logbuf.LSN
+
+	// Checksum time per record (CPU ns, inline mode's at copy time
+	// included) and per log force (wall ns of the checksum at seal, and of
+	// the whole force), log-linear buckets in ns.
+	CksumRecordHist []uint64
+	ForceCksumHist  []uint64
+	ForceHist       []uint64
+	ForceNanos      uint64 // wall time of all log forces
+	ForceCksumNanos uint64 // of which checksumming their records (at seal)
+	// Emulated flush latency (Options.FlushLatency): the latency, flushes
+	// that took it, and flushes that took longer by themselves.
+	FlushLatency  time.Duration
+	Flushes       uint64
+	FlushOverruns uint64
+	// Log forces timed (ForceHist's count), and the CPU time of their
+	// records' checksums at seal: the checksum's cost on the force path.
+	Forces             uint64
+	ForceCksumCPUNanos uint64
 }
 
 // Stats returns the counters.
 func (fs *FS) Stats() Stats {
 	xs, head, tail, durable := fs.x.snapshotStats()
 	s := Stats{
+		State:     fs.State(),
 		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
@@ -109,6 +188,13 @@ func (fs *FS) Stats() Stats {
 	s.FsyncHist = make([]uint64, histBuckets)
 	for i := range s.FsyncHist {
 		s.FsyncHist[i] = fs.fsyncHist[i].Load()
+	}
+	t := &fs.x.times
+	s.CksumRecordHist, s.ForceCksumHist, s.ForceHist = t.record.snapshot(), t.forceCksum.snapshot(), t.force.snapshot()
+	s.ForceNanos, s.ForceCksumNanos = t.forceNanos.Load(), t.forceCksumN.Load()
+	s.Forces, s.ForceCksumCPUNanos = t.forces.Load(), t.forceCksumCPU.Load()
+	if fs.flush != nil {
+		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
 	}
 	return s
 }
@@ -122,13 +208,30 @@ func (s Stats) FsyncsPerForce() float64 {
 	return float64(s.ForceWaits) / float64(s.ForceSyncs)
 }
 
-// SealNanosPerForce is the checksum time on the log-force path per log
-// force: the writer seals every record before the sync a force waits for.
-func (s Stats) SealNanosPerForce() uint64 {
-	if s.LogForces == 0 {
+// CksumNanosPerKiB is the checksum's CPU time per KiB checksummed, all of
+// it (at copy time and at seal).
+func (s Stats) CksumNanosPerKiB() float64 {
+	if s.Cksum.TotalBytes() == 0 {
 		return 0
 	}
-	return s.Cksum.Nanos / s.LogForces
+	return float64(s.Cksum.TotalNanos()) / float64(s.Cksum.TotalBytes()) * 1024
+}
+
+// ForceCksumShare is the checksum's share of the log forces' wall time.
+func (s Stats) ForceCksumShare() float64 {
+	if s.ForceNanos == 0 {
+		return 0
+	}
+	return float64(s.ForceCksumNanos) / float64(s.ForceNanos)
+}
+
+// ForceCksumCPUPerForce is the checksum's CPU time on the log-force path
+// per log force: its records' checksum work at seal.
+func (s Stats) ForceCksumCPUPerForce() float64 {
+	if s.Forces == 0 {
+		return 0
+	}
+	return float64(s.ForceCksumCPUNanos) / float64(s.Forces)
 }
 
 // WriteTo writes the stats as "name value" lines (DESIGN §6).
@@ -138,6 +241,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 		k, _ := fmt.Fprintf(w, "%s %v\n", name, v)
 		n += int64(k)
 	}
+	p("state", s.State)
 	p("cksum_mode", s.CksumMode)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)
@@ -156,20 +260,41 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_space_waits", s.SpaceWaits)
 	p("iclog_waits", s.IclogWaits)
 	p("log_sync_ns", s.SyncNanos)
-	// Checksum work in all (cksum_calls, _bytes, _ns: total CPU), split
-	// into that at seal, on the log force's path, and that at copy time
-	// (inline mode; its time includes the copy, done in the same pass).
+	// Checksum work in all (cksum_calls, _bytes, _ns: CPU time, _wall_ns,
+	// and per record and per KiB), then split into that at seal, on the
+	// log force's path (cksum_seal_*; force_cksum_*: per force), and that
+	// at copy time (cksum_copy_*: inline mode; its time includes the copy,
+	// done in the same pass).
 	p("cksum_records", s.Cksum.Records)
 	p("cksum_calls", s.Cksum.TotalCalls())
 	p("cksum_bytes", s.Cksum.TotalBytes())
 	p("cksum_ns", s.Cksum.TotalNanos())
+	p("cksum_wall_ns", s.Cksum.TotalWallNanos())
+	p("cksum_off_cpu_records", s.Cksum.OffCPU)
+	p("cksum_clock", s.Cksum.Clock)
+	p("cksum_record_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 50)))
+	p("cksum_record_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 99)))
+	p("cksum_ns_per_kib", fmt.Sprintf("%.1f", s.CksumNanosPerKiB()))
+	p("force_cksum_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 50)))
+	p("force_cksum_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 99)))
+	p("force_p50_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 50)/1e3))
+	p("force_p99_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 99)/1e3))
+	p("force_ns", s.ForceNanos)
+	p("force_cksum_ns", s.ForceCksumNanos)
+	p("force_cksum_share", fmt.Sprintf("%.6f", s.ForceCksumShare()))
+	p("flush_latency_ns", int64(s.FlushLatency))
+	p("flushes_emulated", s.Flushes)
+	p("flush_overruns", s.FlushOverruns)
 	p("cksum_seal_calls", s.Cksum.Calls)
 	p("cksum_seal_bytes", s.Cksum.Bytes)
 	p("cksum_seal_ns", s.Cksum.Nanos)
 	p("cksum_copy_calls", s.Cksum.CopyCalls)
 	p("cksum_copy_bytes", s.Cksum.CopyBytes)
 	p("cksum_copy_ns", s.Cksum.CopyNanos)
-	p("cksum_seal_ns_per_force", s.SealNanosPerForce())
+	p("cksum_copy_off_cpu_ops", s.Cksum.CopyOffCPU)
+	p("forces_timed", s.Forces)
+	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
+	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)

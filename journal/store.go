@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -80,11 +82,17 @@ func decodeSuperblock(b []byte, path string) (*Superblock, error) {
 }
 
 // ReadSuperblock reads and checks DIR/superblock.
-func ReadSuperblock(dir string) (*Superblock, error) {
+func ReadSuperblock(dir string) (*Superblock, error) { return readSuperblock(OSFS(), dir) }
+
+func readSuperblock(st StoreFS, dir string) (*Superblock, error) {
 	path := filepath.Join(dir, superblockName)
-	b, err := os.ReadFile(path)
+	b, err := readFile(st, path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
+			if halfBuilt(st, dir) {
+				return nil, fmt.Errorf("%s holds a half-built xlogfs store (no superblock: mkfs did not finish); "+
+					"make it again with xlogfs mkfs --force", dir)
+			}
 			return nil, fmt.Errorf("%s is not an xlogfs store (no superblock; make one with xlogfs mkfs)", dir)
 		}
 		return nil, err
@@ -93,23 +101,68 @@ func ReadSuperblock(dir string) (*Superblock, error) {
 }
 
 // IsStore reports whether dir holds a superblock (valid or not).
-func IsStore(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, superblockName))
+func IsStore(dir string) bool { return isStore(OSFS(), dir) }
+
+func isStore(st StoreFS, dir string) bool {
+	_, err := st.Stat(filepath.Join(dir, superblockName))
 	return err == nil
 }
 
+// storeNames are the names mkfs makes in a store, the superblock last.
+var storeNames = []string{dataDirName, logName, checkpointName + ".tmp", checkpointName, superblockName + ".tmp", superblockName}
+
+// halfBuilt reports whether dir holds what an interrupted mkfs leaves: no
+// superblock, nothing but names mkfs makes (and the daemon's message file),
+// and data/ (if there) a directory of data files.
+func halfBuilt(st StoreFS, dir string) bool {
+	names, err := st.ReadDir(dir)
+	if err != nil || len(names) == 0 || isStore(st, dir) {
+		return false
+	}
+	for _, n := range names {
+		if !slices.Contains(storeNames, n) && n != daemonLogName {
+			return false
+		}
+	}
+	if info, err := st.Stat(filepath.Join(dir, dataDirName)); err == nil && !info.IsDir() {
+		return false
+	}
+	data, _ := st.ReadDir(filepath.Join(dir, dataDirName))
+	for _, n := range data {
+		if _, err := strconv.ParseUint(n, 10, 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// daemonLogName is where a daemonized mount writes its messages (the
+// command's default; mkfs --force recognizes it as the store's).
+const daemonLogName = "xlogfs.log"
+
 // MkfsOptions are the choices mkfs makes once for the store's life.
 type MkfsOptions struct {
-	LogSize  int64 // 0: DefaultLogSize
-	LogBSize int   // 0: the largest iclog size up to 256 KiB that suits LogSize
-	Force    bool  // recreate an existing store (never a foreign directory)
+	LogSize  int64   // 0: DefaultLogSize
+	LogBSize int     // 0: the largest iclog size up to 256 KiB that suits LogSize
+	Force    bool    // recreate an existing or half-built store (never a foreign directory)
+	Store    StoreFS // the filesystem the store is made on; nil: the real one
 }
+
+// mkfsSlack is the space mkfs wants besides the log: the superblock, the
+// first checkpoints, and room for data files to begin.
+const mkfsSlack = 1 << 20
 
 // Mkfs makes an empty filesystem in dir: superblock, zeroed log, and an
 // initial checkpoint holding the root directory. dir may be missing or
-// empty; a non-empty directory is refused unless it is an xlogfs store and
-// Force is set.
+// empty; a non-empty directory is refused unless it is an xlogfs store (or
+// one mkfs left half-built) and Force is set. It checks first that the
+// filesystem under dir has room for the log, and removes what it made if it
+// fails part way.
 func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
+	st := o.Store
+	if st == nil {
+		st = OSFS()
+	}
 	if o.LogSize == 0 {
 		o.LogSize = DefaultLogSize
 	}
@@ -129,19 +182,31 @@ func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
 	if !logFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
 		return nil, fmt.Errorf("a %d KiB log is too small for %d KiB log buffers", o.LogSize>>10, o.LogBSize>>10)
 	}
-	if err := prepareDir(dir, o.Force); err != nil {
+	made, err := prepareDir(st, dir, o.Force, o.LogSize+mkfsSlack)
+	if err != nil {
 		return nil, err
 	}
+	sb, err := buildStore(st, dir, o)
+	if err != nil {
+		if cerr := cleanMkfs(st, dir, made); cerr != nil {
+			return nil, fmt.Errorf("mkfs %s: %w (and removing what it made: %v)", dir, err, cerr)
+		}
+		return nil, fmt.Errorf("mkfs %s: %w", dir, err)
+	}
+	return sb, nil
+}
+
+func buildStore(st StoreFS, dir string, o MkfsOptions) (*Superblock, error) {
 	sb := &Superblock{Version: formatVersion, LogSize: o.LogSize, LogBSize: o.LogBSize}
 	if _, err := rand.Read(sb.UUID[:]); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, dataDirName), 0o755); err != nil {
+	if err := st.Mkdir(filepath.Join(dir, dataDirName), 0o755); err != nil {
 		return nil, err
 	}
-	lf, err := os.OpenFile(filepath.Join(dir, logName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	lf, err := st.OpenFile(filepath.Join(dir, logName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the log: %w", err)
 	}
 	// Zeros, written for real rather than left sparse: no block carries a
 	// record header, and every later log write lands on allocated,
@@ -161,40 +226,109 @@ func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
 		TailLSN: logbuf.MakeLSN(1, 0), LogBufs: logbuf.MinLogBufs, LogBSize: o.LogBSize,
 		Model: NewModel(nowNanos()),
 	}
-	if err := writeCheckpoint(dir, ck); err != nil {
+	// The checkpoint's directory sync makes data/ and the log's name
+	// durable too.
+	if err := writeCheckpoint(st, dir, ck); err != nil {
 		return nil, err
 	}
-	// The superblock goes last: a directory with one is a complete store.
-	if err := writeFileSync(filepath.Join(dir, superblockName), sb.encode()); err != nil {
-		return nil, err
+	// The superblock goes last, whole or not at all (a temporary file
+	// renamed into place): a directory with one is a complete store.
+	tmp := filepath.Join(dir, superblockName+".tmp")
+	if err := writeFileSync(st, tmp, sb.encode()); err != nil {
+		return nil, fmt.Errorf("writing the superblock: %w", err)
 	}
-	return sb, syncDir(dir)
+	if err := st.Rename(tmp, filepath.Join(dir, superblockName)); err != nil {
+		return nil, fmt.Errorf("writing the superblock: %w", err)
+	}
+	if err := st.SyncDir(dir); err != nil {
+		return nil, fmt.Errorf("writing the superblock: %w", err)
+	}
+	return sb, nil
 }
 
-// prepareDir makes dir exist and be empty, or refuses.
-func prepareDir(dir string, force bool) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return os.MkdirAll(dir, 0o755)
+// cleanMkfs removes what a failed mkfs made: the store's files, and dir
+// itself if mkfs made it.
+func cleanMkfs(st StoreFS, dir string, madeDir bool) error {
+	if madeDir {
+		if err := removeAll(st, dir); err != nil {
+			return err
+		}
+		return st.SyncDir(filepath.Dir(dir))
 	}
-	if err != nil {
-		return err
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	if !IsStore(dir) {
-		return fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
-	}
-	if !force {
-		return fmt.Errorf("%s is already an xlogfs store; use --force to recreate it (its files are lost)", dir)
-	}
-	for _, name := range []string{superblockName, checkpointName, checkpointName + ".tmp", logName, dataDirName} {
-		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+	for _, name := range slices.Backward(storeNames) {
+		if err := removeAll(st, filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
-	return nil
+	return st.SyncDir(dir)
+}
+
+// prepareDir makes dir exist and be empty, or refuses; made says it made
+// dir. The filesystem under dir must have need bytes free.
+func prepareDir(st StoreFS, dir string, force bool, need int64) (made bool, err error) {
+	names, err := st.ReadDir(dir)
+	missing := errors.Is(err, os.ErrNotExist)
+	if err != nil && !missing {
+		return false, err
+	}
+	if len(names) > 0 {
+		switch {
+		case isStore(st, dir) && !force:
+			return false, fmt.Errorf("%s is already an xlogfs store; use --force to recreate it (its files are lost)", dir)
+		case halfBuilt(st, dir) && !force:
+			return false, fmt.Errorf("%s holds a half-built xlogfs store (mkfs did not finish); use --force to make it again", dir)
+		case !isStore(st, dir) && !halfBuilt(st, dir):
+			return false, fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
+		}
+	}
+	// Room for the log, asked of the nearest directory that exists.
+	at := dir
+	for missing && filepath.Dir(at) != at {
+		at = filepath.Dir(at)
+		if _, err := st.Stat(at); err == nil {
+			break
+		}
+	}
+	sp, err := st.Statfs(at)
+	if err != nil {
+		return false, err
+	}
+	// A store being recreated gives its space back first.
+	var old int64
+	if len(names) > 0 {
+		if info, err := st.Stat(filepath.Join(dir, logName)); err == nil {
+			old = info.Size()
+		}
+	}
+	if sp.Avail()+old < need {
+		return false, fmt.Errorf("not enough space for the store in %s: it needs %s (the log and %s more), the filesystem has %s free",
+			at, sizeString(need), sizeString(mkfsSlack), sizeString(sp.Avail()))
+	}
+	if missing {
+		return mkdirAll(st, dir)
+	}
+	for _, name := range names {
+		if name == daemonLogName {
+			continue
+		}
+		if err := removeAll(st, filepath.Join(dir, name)); err != nil {
+			return false, err
+		}
+	}
+	return false, st.SyncDir(dir)
+}
+
+// sizeString writes n bytes the way the commands take sizes.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + " GiB"
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // logFits reports whether a log of logSize bytes leaves Open's headroom for
@@ -204,34 +338,7 @@ func logFits(logSize int64, logbufs, logbsize int) bool {
 	return logSize >= 4*int64(logbufs+1)*int64(logbsize)
 }
 
-func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func writeZeros(f *os.File, n int64) error {
+func writeZeros(f StoreFile, n int64) error {
 	zero := make([]byte, min(n, 1<<20))
 	for off := int64(0); off < n; off += int64(len(zero)) {
 		if _, err := f.WriteAt(zero[:min(int64(len(zero)), n-off)], off); err != nil {

@@ -52,7 +52,10 @@ type txnDone struct {
 // and tail, log forces, and the writer goroutine that stamps, checksums,
 // writes and syncs records (xlog_sync). At most logbufs records are ever
 // written but not yet durable, because an iclog is reused only once its
-// record is durable; recovery's torn-write window relies on that.
+// record is durable; recovery's in-flight allowance relies on that, and on
+// each record's durable watermark (the newest durable record when it was
+// sealed): the records after the watermark up to the record itself hold
+// iclogs, so there are at most logbufs of them.
 type xlog struct {
 	dev       Device
 	logBlocks uint64
@@ -65,6 +68,8 @@ type xlog struct {
 	onDurable func([]*iclog)
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
+	// called once, outside mu, when the log fails
+	onFail func(reason error)
 
 	// pprof labels the writer runs under, and those of checksum work.
 	baseLabels, cksumLabels context.Context
@@ -89,11 +94,13 @@ type xlog struct {
 	nextTID      uint32
 	lastTID      uint32 // newest committed transaction
 	open         *pos   // START position of the transaction being copied in
-	err          error  // sticky: the log failed
+	spaceWaiters int    // commits waiting for a checkpoint to free log space
+	err          error  // sticky: the log failed (a *FailedError), or errClosed
 	closing      bool
 	writerDone   chan struct{}
 
 	stats xlogStats
+	times cksumTimes // checksum time per record and per force
 }
 
 type xlogStats struct {
@@ -121,6 +128,7 @@ type xlogConfig struct {
 	lastTID        uint32
 	onDurable      func([]*iclog)
 	wantCheckpoint func()
+	onFail         func(reason error)
 }
 
 func newXlog(c xlogConfig) (*xlog, error) {
@@ -133,6 +141,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 		sum:            c.sum,
 		onDurable:      c.onDurable,
 		wantCheckpoint: c.wantCheckpoint,
+		onFail:         c.onFail,
 		head:           c.head,
 		prevBlock:      c.prevBlock,
 		tail:           c.tail,
@@ -145,6 +154,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 	}
 	x.cond.L = &x.mu
 	x.wcond.L = &x.mu
+	c.sum.Observe(x.times.observe)
 	for range c.logbufs {
 		buf, err := logbuf.NewIclog(c.logbsize, c.uuid)
 		if err != nil {
@@ -255,7 +265,9 @@ func (x *xlog) activeIclog() (*iclog, error) {
 		if x.head.abs+x.maxBlocks > x.tail.abs+x.logBlocks {
 			x.stats.spaceWaits++
 			x.wantCheckpoint()
+			x.spaceWaiters++
 			x.cond.Wait()
+			x.spaceWaiters--
 			continue
 		}
 		ic := x.free[len(x.free)-1]
@@ -323,14 +335,19 @@ func (x *xlog) writer() {
 		}
 		batch := x.queue
 		x.queue = nil
+		// Only this goroutine moves durable (complete), so it holds for
+		// the whole batch: each record's durable watermark.
+		durable := x.durable
 		sync := x.forceLSN > x.durable || x.syncWanted
 		forced := x.forceLSN > x.durable
 		x.syncWanted = false
 		x.mu.Unlock()
 
+		roundStart := time.Now()
+		x.times.startRound()
 		var err error
 		for _, ic := range batch {
-			if err = x.writeRecord(ic); err != nil {
+			if err = x.writeRecord(ic, durable); err != nil {
 				break
 			}
 		}
@@ -345,6 +362,9 @@ func (x *xlog) writer() {
 				x.stats.forceSyncs++
 			}
 			x.mu.Unlock()
+			if forced && err == nil {
+				x.times.forced(time.Since(roundStart))
+			}
 		}
 		if err != nil {
 			x.fail(fmt.Errorf("log write: %w", err))
@@ -358,10 +378,12 @@ func (x *xlog) writer() {
 }
 
 // writeRecord seals a record (xlog_pack_data, then the CRC in the
-// configured mode) and writes it at its block.
-func (x *xlog) writeRecord(ic *iclog) error {
+// configured mode) and writes it at its block. durable is the newest
+// durable record, the record's durable watermark: recovery reads it as
+// proof that a damaged record at or below it was not in flight.
+func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 	pprof.SetGoroutineLabels(x.cksumLabels)
-	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, ic.prevBlock, x.sum)
+	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)
 	pprof.SetGoroutineLabels(x.baseLabels)
 	_, err := x.dev.WriteAt(rec, int64(ic.at.block)*logbuf.BBSize)
 	x.mu.Lock()
@@ -385,21 +407,42 @@ func (x *xlog) complete(recs []*iclog) {
 	x.mu.Unlock()
 }
 
+// fail stops the log for good: every later commit and every force that
+// must wait gets a *FailedError carrying err.
 func (x *xlog) fail(err error) {
 	x.mu.Lock()
-	if x.err == nil {
-		x.err = err
+	first := x.err == nil
+	if first {
+		x.err = &FailedError{Reason: err}
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
+	if first && x.onFail != nil {
+		x.onFail(err)
+	}
 }
 
-// force waits until the record at lsn is durable (xfs_log_force_seq).
+// failure is the log's sticky error, nil while it works.
+func (x *xlog) failure() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// spaceWaiting reports whether a commit waits for log space.
+func (x *xlog) spaceWaiting() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.spaceWaiters > 0
+}
+
+// force waits until the record at lsn is durable (xfs_log_force_seq). A
+// record already durable needs nothing, even of a failed log.
 func (x *xlog) force(lsn logbuf.LSN) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable {
-		return x.err
+		return nil
 	}
 	x.stats.forceCalls++
 	if lsn > x.forceLSN {
@@ -408,6 +451,9 @@ func (x *xlog) force(lsn logbuf.LSN) error {
 	x.wcond.Signal()
 	for x.durable < lsn && x.err == nil {
 		x.cond.Wait()
+	}
+	if x.durable >= lsn {
+		return nil
 	}
 	return x.err
 }

@@ -20,6 +20,7 @@ type Header struct {
 	Fmt       uint32   // h_fmt
 	UUID      [16]byte // h_fs_uuid
 	Size      uint32   // h_size: iclog size the record came from
+	Durable   LSN      // h_durable_lsn: the log was durable up to here when this was written (0: unknown)
 }
 
 // HeaderBytes is the size of the record's header blocks.
@@ -72,6 +73,7 @@ func ParseHeader(b []byte) (*Header, error) {
 		NumLogOps: be.Uint32(b[offNumLogOps:]),
 		Fmt:       be.Uint32(b[offFmt:]),
 		Size:      be.Uint32(b[offSize:]),
+		Durable:   LSN(be.Uint64(b[offDurable:])),
 	}
 	copy(h.UUID[:], b[offUUID:])
 	switch {
@@ -87,6 +89,8 @@ func ParseHeader(b []byte) (*Header, error) {
 		return nil, fmt.Errorf("record header: h_len %d invalid for h_size %d", h.Len, h.Size)
 	case uint64(h.NumLogOps)*OpHeaderSize > uint64(h.Len):
 		return nil, fmt.Errorf("record header: %d ops cannot fit in %d bytes", h.NumLogOps, h.Len)
+	case h.Durable >= h.LSN:
+		return nil, fmt.Errorf("record header: durable watermark %v is not below the record's LSN %v", h.Durable, h.LSN)
 	}
 	return h, nil
 }
@@ -107,31 +111,43 @@ func ComputeCRC(rec []byte) uint32 {
 // in place and decodes its ops. rec must hold at least the whole record
 // (Header.RecordBytes); the Ops' Data alias rec.
 func DecodeRecord(rec []byte) (*Record, error) {
-	h, err := ParseHeader(rec)
+	h, _, err := VerifyRecord(rec)
 	if err != nil {
 		return nil, err
 	}
+	return UnpackRecord(rec, h)
+}
+
+// VerifyRecord parses the header of the record at the start of rec and
+// checks its CRC, changing nothing. It returns the header (nil if it does
+// not parse) and the CRC computed over the record's bytes; when that is not
+// the stored one the error is a *CRCError.
+func VerifyRecord(rec []byte) (*Header, uint32, error) {
+	h, err := ParseHeader(rec)
+	if err != nil {
+		return nil, 0, err
+	}
 	n := h.RecordBytes()
 	if len(rec) < n {
-		return nil, fmt.Errorf("record %v: %d bytes, record needs %d", h.LSN, len(rec), n)
+		return h, 0, fmt.Errorf("record %v: %d bytes, record needs %d", h.LSN, len(rec), n)
 	}
-	rec = rec[:n]
-	if crc := ComputeCRC(rec); crc != h.CRC {
-		return nil, &CRCError{Stored: h.CRC, Computed: crc}
+	crc := ComputeCRC(rec[:n])
+	if crc != h.CRC {
+		return h, crc, &CRCError{Stored: h.CRC, Computed: crc}
 	}
+	return h, crc, nil
+}
+
+// UnpackRecord unstamps a record that VerifyRecord accepted, in place, and
+// decodes its ops.
+func UnpackRecord(rec []byte, h *Header) (*Record, error) {
+	rec = rec[:h.RecordBytes()]
 	// With the CRC good these hold unless the writer is broken; checking them
 	// is what xfs_logprint does, and cheap.
+	if b := Uncarried(rec, h); len(b) > 0 {
+		return nil, fmt.Errorf("record %v: block %d does not carry the record's cycle %d", h.LSN, b[0], h.Cycle)
+	}
 	hsize := h.HeaderBytes()
-	for x := BBSize; x < hsize; x += BBSize {
-		if c := be.Uint32(rec[x+xoffCycle:]); c != h.Cycle {
-			return nil, fmt.Errorf("record %v: extension header %d has cycle %d, want %d", h.LSN, x/BBSize, c, h.Cycle)
-		}
-	}
-	for off := hsize; off < n; off += BBSize {
-		if c := be.Uint32(rec[off:]); c != h.Cycle {
-			return nil, fmt.Errorf("record %v: payload block %d stamped with cycle %d, want %d", h.LSN, (off-hsize)/BBSize, c, h.Cycle)
-		}
-	}
 	unpack(rec, hsize)
 	ops, err := DecodeOps(rec[hsize:], int(h.NumLogOps))
 	if err != nil {
@@ -140,27 +156,119 @@ func DecodeRecord(rec []byte) (*Record, error) {
 	return &Record{Header: *h, Ops: ops}, nil
 }
 
+// DecodeDamaged decodes what it can of a record that failed verification,
+// to name the transactions it held: it unstamps a copy and decodes its ops
+// up to the first that does not fit, without checking the CRC, the cycle
+// words or the padding. What it returns is unverified and must never be
+// replayed.
+func DecodeDamaged(rec []byte) (*Record, error) {
+	h, err := ParseHeader(rec)
+	if err != nil {
+		return nil, err
+	}
+	rec = append([]byte(nil), rec[:min(len(rec), h.RecordBytes())]...)
+	if len(rec) < h.HeaderBytes() {
+		return nil, fmt.Errorf("record %v: %d bytes, its headers need %d", h.LSN, len(rec), h.HeaderBytes())
+	}
+	unpackPartial(rec, h.HeaderBytes())
+	ops, _ := decodeOps(rec[h.HeaderBytes():], int(h.NumLogOps))
+	return &Record{Header: *h, Ops: ops}, nil
+}
+
+// Identity reports which of the words that identify the header block b as
+// that of the record at lsn are there: the magic, h_cycle (lsn's cycle) and
+// h_lsn. A block left from an earlier cycle has at most the magic; the
+// header written at lsn has all three, unless damaged since.
+func Identity(b []byte, lsn LSN) (magic, cycle, lsnOK bool) {
+	if len(b) < BBSize {
+		return false, false, false
+	}
+	return be.Uint32(b[offMagic:]) == HeaderMagic, be.Uint32(b[offCycle:]) == lsn.Cycle(), LSN(be.Uint64(b[offLSN:])) == lsn
+}
+
+// Uncarried returns the blocks of the record at the start of rec (numbered
+// from its header, 0) that do not carry the record's cycle h.Cycle: header
+// blocks whose cycle word (h_cycle after the magic, xh_cycle) is not it, and
+// payload blocks whose stamp is not it. rec must hold the whole record.
+func Uncarried(rec []byte, h *Header) []int {
+	var out []int
+	if be.Uint32(rec[offMagic:]) != HeaderMagic || be.Uint32(rec[offCycle:]) != h.Cycle {
+		out = append(out, 0)
+	}
+	for off := BBSize; off < h.RecordBytes(); off += BBSize {
+		// xh_cycle and a payload block's stamp are both the first word.
+		if be.Uint32(rec[off:]) != h.Cycle {
+			out = append(out, off/BBSize)
+		}
+	}
+	return out
+}
+
+// Restamp rewrites, in place, every cycle word of the record at the start
+// of rec as the record at lsn has it: the header's magic and h_cycle, each
+// extension header's xh_cycle and each payload block's stamp. It returns how
+// many blocks it changed. If the record then verifies, every byte that is
+// not a cycle word is as written: only cycle words differed (damaged, or
+// left by an earlier write of the very same bytes). The rest of the header
+// must parse.
+func Restamp(rec []byte, lsn LSN) (int, error) {
+	if len(rec) < BBSize {
+		return 0, fmt.Errorf("record header: %d bytes, want %d", len(rec), BBSize)
+	}
+	changed := 0
+	if be.Uint32(rec[offMagic:]) != HeaderMagic || be.Uint32(rec[offCycle:]) != lsn.Cycle() {
+		be.PutUint32(rec[offMagic:], HeaderMagic)
+		be.PutUint32(rec[offCycle:], lsn.Cycle())
+		changed++
+	}
+	h, err := ParseHeader(rec)
+	if err != nil {
+		return changed, err
+	}
+	if len(rec) < h.RecordBytes() {
+		return changed, fmt.Errorf("record %v: %d bytes, record needs %d", h.LSN, len(rec), h.RecordBytes())
+	}
+	for off := BBSize; off < h.RecordBytes(); off += BBSize {
+		if be.Uint32(rec[off:]) != h.Cycle {
+			be.PutUint32(rec[off:], h.Cycle)
+			changed++
+		}
+	}
+	return changed, nil
+}
+
+// LengthDamaged reports whether the record at the start of rec verifies
+// with one bit of its h_len cleared: then every byte of it was written, and
+// only the stored length, grown by a flipped bit, reaches past its end (a
+// torn write never changes h_len, which sits in the atomic header block).
+// It does not modify rec.
+func LengthDamaged(rec []byte, h *Header) bool {
+	hdr := append([]byte(nil), rec[:h.HeaderBytes()]...)
+	for bit := BBShift; bit < 32; bit++ {
+		l := h.Len &^ (1 << bit)
+		if l == h.Len || l == 0 {
+			continue
+		}
+		be.PutUint32(hdr[offLen:], l)
+		if _, err := ParseHeader(hdr); err != nil {
+			continue
+		}
+		crc := cksum.Update(0, hdr[:offCRC])
+		crc = cksum.Update(crc, zeroCRC[:])
+		crc = cksum.Update(crc, hdr[offCRC+4:])
+		if cksum.Update(crc, rec[len(hdr):len(hdr)+int(l)]) == h.CRC {
+			return true
+		}
+	}
+	return false
+}
+
 // DecodeOps decodes n op headers and their regions from an unstamped
 // payload; what follows the last op must be zero padding shorter than a block.
 func DecodeOps(payload []byte, n int) ([]Op, error) {
-	ops := make([]Op, 0, n)
-	off := 0
-	for i := range n {
-		if len(payload)-off < OpHeaderSize {
-			return nil, fmt.Errorf("op %d: header at payload offset %d runs past the end (%d bytes)", i, off, len(payload))
-		}
-		p := payload[off:]
-		l := be.Uint32(p[4:])
-		if uint64(l) > uint64(len(p)-OpHeaderSize) {
-			return nil, fmt.Errorf("op %d at payload offset %d: length %d runs past the end (%d bytes)", i, off, l, len(payload))
-		}
-		ops = append(ops, Op{
-			TID:      be.Uint32(p[0:]),
-			ClientID: p[8],
-			Flags:    p[9],
-			Data:     p[OpHeaderSize : OpHeaderSize+int(l)],
-		})
-		off += OpHeaderSize + int(l)
+	ops, off := decodeOps(payload, n)
+	if len(ops) < n {
+		return nil, fmt.Errorf("op %d: %w", len(ops), opErr(payload, off))
 	}
 	if len(payload)-off >= BBSize {
 		return nil, fmt.Errorf("%d bytes after the last op at payload offset %d (padding is under %d)", len(payload)-off, off, BBSize)
@@ -171,6 +279,39 @@ func DecodeOps(payload []byte, n int) ([]Op, error) {
 		}
 	}
 	return ops, nil
+}
+
+// decodeOps decodes up to n ops, stopping at the first that does not fit;
+// it returns them and the payload offset after the last.
+func decodeOps(payload []byte, n int) ([]Op, int) {
+	ops := make([]Op, 0, min(n, len(payload)/OpHeaderSize))
+	off := 0
+	for range n {
+		if len(payload)-off < OpHeaderSize {
+			break
+		}
+		p := payload[off:]
+		l := be.Uint32(p[4:])
+		if uint64(l) > uint64(len(p)-OpHeaderSize) {
+			break
+		}
+		ops = append(ops, Op{
+			TID:      be.Uint32(p[0:]),
+			ClientID: p[8],
+			Flags:    p[9],
+			Data:     p[OpHeaderSize : OpHeaderSize+int(l)],
+		})
+		off += OpHeaderSize + int(l)
+	}
+	return ops, off
+}
+
+// opErr says why the op at payload offset off does not fit.
+func opErr(payload []byte, off int) error {
+	if len(payload)-off < OpHeaderSize {
+		return fmt.Errorf("header at payload offset %d runs past the end (%d bytes)", off, len(payload))
+	}
+	return fmt.Errorf("at payload offset %d: length %d runs past the end (%d bytes)", off, be.Uint32(payload[off+4:]), len(payload))
 }
 
 // FlagString names op flags as xfs_logprint does.

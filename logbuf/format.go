@@ -6,11 +6,52 @@
 //	blocks 1..n-1   xlog_rec_ext_header  one per further 32 KiB of iclog
 //	payload         op headers (xlog_op_header), each followed by its region
 //
+// The record header block, big-endian but for h_crc:
+//
+//	  0  h_magicno      0xFEEDBABE
+//	  4  h_cycle        the cycle the record was written in
+//	  8  h_version      2
+//	 12  h_len          payload bytes, a whole number of blocks
+//	 16  h_lsn          cycle<<32 | block of this header
+//	 24  h_tail_lsn     the log's tail when the record was written
+//	 32  h_crc          CRC-32C, little-endian
+//	 36  h_prev_block   block of the previous record
+//	 40  h_num_logops   op headers in the payload
+//	 44  h_cycle_data   saved first words of payload blocks 0..63
+//	300  h_fmt          1 (little-endian Linux)
+//	304  h_fs_uuid      the store's UUID
+//	320  h_size         iclog size (logbsize)
+//	324  h_pad0         zero (XFS: padding)
+//	328  h_durable_lsn  xlogfs: the durable watermark (below)
+//	336  reserved       zero, to 512
+//
+// An extension header block holds xh_cycle at 0 and xh_cycle_data (the saved
+// first words of payload blocks 64i..64i+63) at 4; the rest is zero.
+//
 // The first word of every payload block is replaced by the record's cycle
 // before checksumming ("cycle stamping", xlog_pack_data) and the saved words
 // live in the headers' cycle data; recovery unstamps after verifying the CRC
-// (xlog_unpack_data). The CRC is standard CRC-32C over the record's contiguous
-// bytes, header blocks in full with h_crc zeroed, stored little-endian.
+// (xlog_unpack_data). So every block of a record carries its cycle: the
+// header in h_cycle (after the magic), an extension header in xh_cycle, a
+// payload block in its first word. A 512-byte block is written whole or not
+// at all, so a block that does not carry the record's cycle was left as it
+// was by a write that did not finish (a torn write); a record whose blocks
+// all carry its cycle was written whole, and if its CRC fails it was damaged
+// since.
+//
+// The CRC is standard CRC-32C over the record's contiguous bytes, header
+// blocks in full with h_crc zeroed, stored little-endian. It covers the
+// reserved bytes too, so every bit of a record is checked.
+//
+// The durable watermark, h_durable_lsn, is xlogfs's own field, in the first
+// eight bytes of what XFS keeps as h_reserved (XFS neither writes nor
+// checksums them; h_pad0 is only four bytes and is XFS's i386 padding). It
+// is the LSN of the newest record that was durable (synced) when this record
+// was written: the log was durable up to and including it. Zero means none
+// was yet, and is what records from before the field existed hold; a
+// non-zero watermark is always below the record's own LSN. A record that
+// fails its checks at or below the watermark of a later valid record had
+// been durable, so it cannot be a torn write.
 package logbuf
 
 import (
@@ -66,7 +107,8 @@ const (
 	offUUID      = 304 // [16]byte
 	offSize      = 320
 	offPad0      = 324
-	offReserved  = 328 // to 512
+	offDurable   = 328 // h_durable_lsn: xlogfs's durable watermark, in XFS's h_reserved
+	offReserved  = 336 // to 512
 )
 
 // Byte offsets of struct xlog_rec_ext_header fields.

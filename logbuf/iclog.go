@@ -140,15 +140,17 @@ func (ic *Iclog) stampTo(end int) {
 // Seal turns the iclog's contents into a record ready to write at lsn: it
 // zero-pads the payload to a whole block (h_len includes the padding, as in
 // XFS v2 logs), fills the headers, stamps the cycle into the first word of
-// every payload block (xlog_pack_data) and stores the CRC computed by sum. It
-// returns the record's bytes, which alias the iclog's buffer until Reset.
+// every payload block (xlog_pack_data) and stores the CRC computed by sum.
+// durableLSN is the durable watermark (h_durable_lsn): the newest record
+// already durable, 0 if none, below lsn. It returns the record's bytes,
+// which alias the iclog's buffer until Reset.
 //
 // In inline mode the payload blocks are stamped already, but for a last one
 // whose first word ends in the padding, and the CRC is the header blocks'
 // combined with the payload's (Summer.Seal). Sealed at an LSN of another
 // cycle than Start's, it puts the saved words back and does all the work
 // here, as the other modes do.
-func (ic *Iclog) Seal(lsn, tailLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
+func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
 	plen := roundBB(ic.off)
 	clear(ic.buf[ic.hsize+ic.off : ic.hsize+plen])
 	rec := ic.buf[:ic.hsize+plen]
@@ -171,6 +173,7 @@ func (ic *Iclog) Seal(lsn, tailLSN LSN, prevBlock uint32, sum *cksum.Summer) []b
 	be.PutUint32(h[offFmt:], FmtLinuxLE)
 	copy(h[offUUID:offUUID+16], ic.uuid[:])
 	be.PutUint32(h[offSize:], uint32(len(ic.buf)))
+	be.PutUint64(h[offDurable:], uint64(durableLSN))
 	for x := BBSize; x < ic.hsize; x += BBSize {
 		xh := rec[x : x+BBSize]
 		clearHeader(xh, xoffCycleData, ic.inline)
@@ -236,6 +239,15 @@ func stampBlock(rec []byte, hsize, i int, cycle uint32) (saved, stamp []byte) {
 func unpack(rec []byte, hsize int) {
 	payload := rec[hsize:]
 	for i := 0; i*BBSize < len(payload); i++ {
+		copy(payload[i*BBSize:i*BBSize+4], rec[cycleDataSlot(i):])
+	}
+}
+
+// unpackPartial is unpack for a record that may be cut short: it restores
+// the blocks there are whose saved words are in rec.
+func unpackPartial(rec []byte, hsize int) {
+	payload := rec[hsize:]
+	for i := 0; i*BBSize+4 <= len(payload) && cycleDataSlot(i)+4 <= hsize; i++ {
 		copy(payload[i*BBSize:i*BBSize+4], rec[cycleDataSlot(i):])
 	}
 }

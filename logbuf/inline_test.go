@@ -44,13 +44,13 @@ func TestInlineSameRecordAsBatched(t *testing.T) {
 				want := mustIclog(t, size)
 				want.Start(4, cksum.NewSummer(cksum.Batched, im))
 				fillRandom(want, seed, limit)
-				wrec := want.Seal(MakeLSN(4, 77), MakeLSN(3, 5), 40, cksum.NewSummer(cksum.Batched, im))
+				wrec := want.Seal(MakeLSN(4, 77), MakeLSN(3, 5), MakeLSN(4, 76), 40, cksum.NewSummer(cksum.Batched, im))
 
 				got := mustIclog(t, size)
 				s := cksum.NewSummer(cksum.Inline, im)
 				got.Start(4, s)
 				fillRandom(got, seed, limit)
-				grec := got.Seal(MakeLSN(4, 77), MakeLSN(3, 5), 40, s)
+				grec := got.Seal(MakeLSN(4, 77), MakeLSN(3, 5), MakeLSN(4, 76), 40, s)
 				if !bytes.Equal(grec, wrec) {
 					t.Fatalf("%s logbsize %d seed %d: inline record (%d bytes) differs from batched (%d bytes)", im.Name, size, seed, len(grec), len(wrec))
 				}
@@ -72,15 +72,15 @@ func TestInlineReuseClearsCycleData(t *testing.T) {
 	ic := mustIclog(t, 256<<10)
 	ic.Start(2, s)
 	fillRandom(ic, 1, 1<<30)
-	ic.Seal(MakeLSN(2, 0), MakeLSN(2, 0), 0, s)
+	ic.Seal(MakeLSN(2, 0), MakeLSN(2, 0), 0, 0, s)
 	ic.Start(3, s)
 	fillRandom(ic, 2, 3000)
-	got := ic.Seal(MakeLSN(3, 600), MakeLSN(2, 0), 0, s)
+	got := ic.Seal(MakeLSN(3, 600), MakeLSN(2, 0), MakeLSN(3, 599), 0, s)
 
 	fresh := mustIclog(t, 256<<10)
 	fresh.Start(3, s)
 	fillRandom(fresh, 2, 3000)
-	if want := fresh.Seal(MakeLSN(3, 600), MakeLSN(2, 0), 0, s); !bytes.Equal(got, want) {
+	if want := fresh.Seal(MakeLSN(3, 600), MakeLSN(2, 0), MakeLSN(3, 599), 0, s); !bytes.Equal(got, want) {
 		t.Error("a reused iclog's inline record differs from a fresh one's")
 	}
 }
@@ -90,23 +90,23 @@ func TestInlineReuseClearsCycleData(t *testing.T) {
 func TestInlineSealedDifferently(t *testing.T) {
 	ref := mustIclog(t, 64<<10)
 	fillRandom(ref, 3, 1<<30)
-	want := ref.Seal(MakeLSN(9, 1), MakeLSN(9, 0), 0, newSummer(cksum.Batched))
+	want := ref.Seal(MakeLSN(9, 1), MakeLSN(9, 0), MakeLSN(9, 0), 0, newSummer(cksum.Batched))
 
 	ic := mustIclog(t, 64<<10)
 	ic.Start(8, newSummer(cksum.Inline)) // wrong cycle
 	fillRandom(ic, 3, 1<<30)
-	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), 0, newSummer(cksum.Inline)); !bytes.Equal(got, want) {
+	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), MakeLSN(9, 0), 0, newSummer(cksum.Inline)); !bytes.Equal(got, want) {
 		t.Error("inline iclog sealed at another cycle: wrong record")
 	}
 	ic.Start(9, newSummer(cksum.Inline))
 	fillRandom(ic, 3, 1<<30)
-	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), 0, newSummer(cksum.Sector)); !bytes.Equal(got, want) {
+	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), MakeLSN(9, 0), 0, newSummer(cksum.Sector)); !bytes.Equal(got, want) {
 		t.Error("inline iclog sealed by a sector-mode Summer: wrong record")
 	}
 	ic.Reset() // Reset leaves inline mode: an inline Summer sums it whole
 	fillRandom(ic, 3, 1<<30)
 	s := newSummer(cksum.Inline)
-	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), 0, s); !bytes.Equal(got, want) || s.Stats().Calls != 2 || s.Stats().CopyCalls != 0 {
+	if got := ic.Seal(MakeLSN(9, 1), MakeLSN(9, 0), MakeLSN(9, 0), 0, s); !bytes.Equal(got, want) || s.Stats().Calls != 2 || s.Stats().CopyCalls != 0 {
 		t.Errorf("iclog Reset, sealed by an inline Summer: record right: %v, stats %+v", bytes.Equal(got, want), s.Stats())
 	}
 }
@@ -125,13 +125,13 @@ func TestInlineEveryEndAroundABlockStart(t *testing.T) {
 				}
 				ref := mustIclog(t, size)
 				ref.AppendOp(3, ClientTransaction, 0, region, false)
-				want := ref.Seal(MakeLSN(6, 10), MakeLSN(6, 0), 0, newSummer(cksum.Batched))
+				want := ref.Seal(MakeLSN(6, 10), MakeLSN(6, 0), MakeLSN(6, 9), 0, newSummer(cksum.Batched))
 
 				s := newSummer(cksum.Inline)
 				ic := mustIclog(t, size)
 				ic.Start(6, s)
 				ic.AppendOp(3, ClientTransaction, 0, region, false)
-				if got := ic.Seal(MakeLSN(6, 10), MakeLSN(6, 0), 0, s); !bytes.Equal(got, want) {
+				if got := ic.Seal(MakeLSN(6, 10), MakeLSN(6, 0), MakeLSN(6, 9), 0, s); !bytes.Equal(got, want) {
 					t.Errorf("logbsize %d, payload of %d bytes (%+d from a block start): inline record differs from batched", size, end, d)
 				}
 			}

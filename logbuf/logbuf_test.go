@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/xlogfs/xlogfs/cksum"
@@ -39,7 +40,8 @@ func TestHeaderFieldOffsets(t *testing.T) {
 	ic.AppendOp(0xdeadbeef, ClientTransaction, 0, region, false)
 	lsn := MakeLSN(7, 1234)
 	tail := MakeLSN(6, 99)
-	rec := ic.Seal(lsn, tail, 1100, newSummer(cksum.Batched))
+	durable := MakeLSN(7, 1000)
+	rec := ic.Seal(lsn, tail, durable, 1100, newSummer(cksum.Batched))
 	h := rec[:512]
 	plen := len(rec) - 1024
 	if plen != 79*512 {
@@ -63,7 +65,8 @@ func TestHeaderFieldOffsets(t *testing.T) {
 		{"h_fs_uuid", 304, testUUID[:]},
 		{"h_size", 320, []byte{0, 1, 0, 0}},
 		{"h_pad0", 324, make([]byte, 4)},
-		{"h_reserved", 328, make([]byte, 184)},
+		{"h_durable_lsn", 328, []byte{0, 0, 0, 7, 0, 0, 0x03, 0xe8}},
+		{"reserved", 336, make([]byte, 176)},
 	}
 	for _, c := range checks {
 		if got := h[c.off : c.off+len(c.want)]; !bytes.Equal(got, c.want) {
@@ -131,7 +134,7 @@ func sealRecord(t testing.TB, size, payload int, m cksum.Mode, seed uint64) ([]b
 	if payload >= 0 && ic.Free() >= OpHeaderSize {
 		ic.AppendOp(1, ClientTransaction, 0, region, false)
 	}
-	return ic.Seal(MakeLSN(3, 64), MakeLSN(3, 0), 0, s), region
+	return ic.Seal(MakeLSN(3, 64), MakeLSN(3, 0), MakeLSN(3, 40), 0, s), region
 }
 
 func TestRoundTripEverySizeAndFill(t *testing.T) {
@@ -149,7 +152,7 @@ func TestRoundTripEverySizeAndFill(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if r.LSN != MakeLSN(3, 64) || r.TailLSN != MakeLSN(3, 0) || r.Size != uint32(size) || r.UUID != testUUID {
+					if r.LSN != MakeLSN(3, 64) || r.TailLSN != MakeLSN(3, 0) || r.Durable != MakeLSN(3, 40) || r.Size != uint32(size) || r.UUID != testUUID {
 						t.Errorf("header = %+v", r.Header)
 					}
 					if len(r.Ops) != 1 || r.Ops[0].TID != 1 || !bytes.Equal(r.Ops[0].Data, region) {
@@ -182,7 +185,7 @@ func TestSplitAcrossRecords(t *testing.T) {
 		ic.Start(1, sum)
 		block := uint32(0)
 		flush := func() {
-			rec := ic.Seal(MakeLSN(1, block), MakeLSN(1, 0), 0, sum)
+			rec := ic.Seal(MakeLSN(1, block), MakeLSN(1, 0), 0, 0, sum)
 			recs = append(recs, append([]byte(nil), rec...))
 			block += uint32(len(rec) / BBSize)
 			ic.Start(1, sum)
@@ -247,7 +250,7 @@ func TestModesGiveTheSameRecord(t *testing.T) {
 			ic.Start(2, s)
 			region := bytes.Repeat([]byte("xlogfs"), ic.Capacity()/6-3)
 			ic.AppendOp(5, ClientTransaction, 0, region, false)
-			rec := ic.Seal(MakeLSN(2, 10), MakeLSN(2, 0), 0, s)
+			rec := ic.Seal(MakeLSN(2, 10), MakeLSN(2, 0), MakeLSN(2, 0), 0, s)
 			if first == nil {
 				first = append([]byte(nil), rec...)
 			} else if !bytes.Equal(first, rec) {
@@ -277,9 +280,12 @@ func TestModesGiveTheSameRecord(t *testing.T) {
 }
 
 // TestEveryBitFlipDetected flips each bit of a 32 KiB record's covered bytes
-// (all of them: header blocks in full and the payload) in turn.
+// (all of them: header blocks in full and the payload) in turn. The record
+// must decode before any flip, or a decoder that rejects everything would
+// pass.
 func TestEveryBitFlipDetected(t *testing.T) {
-	rec, _ := sealRecord(t, 32<<10, 32<<10-512-OpHeaderSize, cksum.Batched, 11)
+	rec, region := sealRecord(t, 32<<10, 32<<10-512-OpHeaderSize, cksum.Batched, 11)
+	mustDecode(t, rec, region)
 	buf := make([]byte, len(rec))
 	for i := range len(rec) * 8 {
 		copy(buf, rec)
@@ -289,7 +295,8 @@ func TestEveryBitFlipDetected(t *testing.T) {
 		}
 	}
 	// and a sample across the largest record, including its extension headers
-	rec, _ = sealRecord(t, 256<<10, 200000, cksum.Sector, 12)
+	rec, region = sealRecord(t, 256<<10, 200000, cksum.Sector, 12)
+	mustDecode(t, rec, region)
 	buf = make([]byte, len(rec))
 	r := rand.New(rand.NewPCG(1, 1))
 	for range 20000 {
@@ -307,6 +314,110 @@ func TestEveryBitFlipDetected(t *testing.T) {
 	}
 }
 
+// mustDecode fails the test unless rec decodes to one op holding region.
+func mustDecode(t *testing.T, rec, region []byte) {
+	t.Helper()
+	r, err := DecodeRecord(cp2(rec))
+	if err != nil {
+		t.Fatalf("the unflipped record does not decode: %v", err)
+	}
+	if len(r.Ops) != 1 || !bytes.Equal(r.Ops[0].Data, region) {
+		t.Fatalf("the unflipped record decodes to %d ops, not the region", len(r.Ops))
+	}
+}
+
+// TestCycleEvidence checks what recovery reads to tell a torn record from
+// a damaged one: which blocks do not carry the record's cycle, and the
+// repairs (cycle words, one bit of h_len) under which a damaged record
+// verifies, proving every block was written.
+func TestCycleEvidence(t *testing.T) {
+	rec, region := sealRecord(t, 64<<10, 40000, cksum.Batched, 5) // 2 header blocks, 79 payload blocks
+	h, err := ParseHeader(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsn := h.LSN
+	if b := Uncarried(rec, h); len(b) != 0 {
+		t.Fatalf("a sealed record has uncarried blocks %v", b)
+	}
+	if m, c, l := Identity(rec, lsn); !m || !c || !l {
+		t.Fatalf("identity of the sealed header: magic %v cycle %v lsn %v", m, c, l)
+	}
+	if m, c, l := Identity(rec, MakeLSN(lsn.Cycle()+1, lsn.Block())); !m || c || l {
+		t.Fatalf("identity against the next cycle: magic %v cycle %v lsn %v", m, c, l)
+	}
+
+	// A torn write: blocks 1 (extension header) and 30 hold what was there
+	// before, stamped with an older cycle. No repair makes it verify.
+	torn := cp2(rec)
+	old := make([]byte, BBSize)
+	binary.BigEndian.PutUint32(old, lsn.Cycle()-1)
+	copy(torn[1*BBSize:], old)
+	copy(torn[30*BBSize:], old)
+	if b := Uncarried(torn, h); !slices.Equal(b, []int{1, 30}) {
+		t.Fatalf("torn record: uncarried blocks %v, want [1 30]", b)
+	}
+	if n, err := Restamp(cp2(torn), lsn); err != nil || n != 2 {
+		t.Fatalf("Restamp of the torn record changed %d blocks (%v), want 2", n, err)
+	}
+	rs := cp2(torn)
+	Restamp(rs, lsn)
+	if _, err := DecodeRecord(rs); err == nil {
+		t.Fatal("a torn record verifies after restamping")
+	}
+	if LengthDamaged(torn, h) {
+		t.Fatal("a torn record verifies with a shorter h_len")
+	}
+
+	// Damaged cycle words only (the magic, a stamp, an extension header's
+	// cycle): restamping restores the record exactly.
+	for _, off := range []int{0, 4, 512, 2 * 512, 50 * 512} {
+		bad := cp2(rec)
+		bad[off+2] ^= 0x40
+		if off > 4 && !slices.Equal(Uncarried(bad, h), []int{off / BBSize}) {
+			t.Fatalf("flip at %d: uncarried %v", off, Uncarried(bad, h))
+		}
+		if n, err := Restamp(bad, lsn); err != nil || n != 1 {
+			t.Fatalf("flip at %d: Restamp changed %d (%v), want 1", off, n, err)
+		}
+		mustDecode(t, bad, region)
+	}
+
+	// A flipped high bit of h_len that makes the record look longer: its
+	// extra blocks carry no cycle, but clearing the bit verifies it.
+	long := make([]byte, len(rec)+16*BBSize)
+	copy(long, rec)
+	grown := cp2(long)
+	binary.BigEndian.PutUint32(grown[12:], h.Len|1<<13)
+	gh, err := ParseHeader(grown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(Uncarried(grown, gh)) == 0 {
+		t.Fatal("a grown h_len reaches no uncarried block")
+	}
+	if !LengthDamaged(grown, gh) {
+		t.Fatal("a record with a flipped h_len bit is not recognised as whole")
+	}
+	if LengthDamaged(long, h) {
+		t.Fatal("an intact record claims a damaged length")
+	}
+
+	// DecodeDamaged still names what a record with a payload bit flipped held.
+	bad := cp2(rec)
+	bad[3*BBSize+100] ^= 1
+	if _, err := DecodeRecord(cp2(bad)); err == nil {
+		t.Fatal("flipped payload verifies")
+	}
+	d, err := DecodeDamaged(bad)
+	if err != nil || len(d.Ops) != 1 || d.Ops[0].TID != 1 {
+		t.Fatalf("DecodeDamaged: %v, %+v", err, d)
+	}
+	if !bytes.Equal(bad, func() []byte { b := cp2(rec); b[3*BBSize+100] ^= 1; return b }()) {
+		t.Fatal("DecodeDamaged changed its input")
+	}
+}
+
 func TestParseHeaderRejects(t *testing.T) {
 	rec, _ := sealRecord(t, 32<<10, 1000, cksum.Batched, 1)
 	for _, c := range []struct {
@@ -319,6 +430,8 @@ func TestParseHeaderRejects(t *testing.T) {
 		{"len", func(b []byte) { binary.BigEndian.PutUint32(b[12:], 1<<20) }},
 		{"cycle", func(b []byte) { binary.BigEndian.PutUint32(b[4:], 9) }},
 		{"numops", func(b []byte) { binary.BigEndian.PutUint32(b[40:], 1000) }},
+		{"durable at the record", func(b []byte) { copy(b[328:336], b[16:24]) }},
+		{"durable after the record", func(b []byte) { binary.BigEndian.PutUint64(b[328:], uint64(MakeLSN(4, 0))) }},
 	} {
 		b := append([]byte(nil), rec...)
 		c.mut(b)
@@ -360,6 +473,22 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(make([]byte, 512))
 	f.Add([]byte{0xfe, 0xed, 0xba, 0xbe})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		in := bytes.Clone(b)
+		if h, _, err := VerifyRecord(b); h != nil && len(b) >= h.RecordBytes() {
+			Uncarried(b, h)
+			LengthDamaged(b, h)
+			if err == nil && len(Uncarried(b, h)) > 0 {
+				t.Fatal("a record that verifies has blocks not carrying its cycle")
+			}
+		}
+		DecodeDamaged(b)
+		if len(b) >= BBSize {
+			Identity(b, MakeLSN(1, 0))
+		}
+		if !bytes.Equal(b, in) {
+			t.Fatal("a read-only check changed its input")
+		}
+		Restamp(bytes.Clone(b), MakeLSN(3, 64))
 		r, err := DecodeRecord(b)
 		if err == nil && r.RecordBytes() > len(b) {
 			t.Fatal("decoded a record longer than its input")
@@ -384,7 +513,7 @@ func BenchmarkSeal(b *testing.B) {
 			for b.Loop() {
 				ic.Start(1, s)
 				ic.AppendOp(1, ClientTransaction, 0, region, false)
-				ic.Seal(MakeLSN(1, 0), MakeLSN(1, 0), 0, s)
+				ic.Seal(MakeLSN(1, 0), MakeLSN(1, 0), 0, 0, s)
 			}
 		})
 	}

@@ -98,6 +98,9 @@ func boundaryLens() []int {
 // TestAllOnesAndZeros catches a wrong carry or lost top bit that random
 // data can hide.
 func TestAllOnesAndZeros(t *testing.T) {
+	if len(Kernels()) == 0 {
+		t.Skip("no POWER8 kernel on this machine")
+	}
 	for _, k := range Kernels() {
 		for _, fill := range []byte{0, 0xff} {
 			p := make([]byte, 5000)

@@ -1,8 +1,11 @@
 // Package profiling is how xlogfs looks at where its CPU time goes: it
 // serves net/http/pprof and expvar on a loopback address (Serve), writes a
-// CPU profile for the life of a mount (StartCPUProfile), and computes from a
-// CPU profile the share of CPU time spent in checksum code (Analyze,
-// AnalyzeFiles), overall and per checksum mode.
+// CPU profile for the life of a mount (StartCPUProfile, or
+// StartCPUProfileRate at a rate that resolves a share of 0.1 %), and
+// computes from a CPU profile the share of CPU time spent in checksum code
+// (Analyze, AnalyzeFiles), overall and per checksum mode. Samples in the
+// checksum counters' own clock reads (IsTimingFunc) are measuring, not
+// checksumming, and are counted apart.
 //
 // The checksum work of the journal runs under the pprof labels
 // cksum_mode=<batched|xfs|sector|inline> and phase=checksum (LabelMode,

@@ -34,6 +34,15 @@ type Share struct {
 	PhaseSeconds float64 `json:"phase_checksum_seconds"`
 	PhaseShare   float64 `json:"phase_checksum_share"`
 
+	// CPU time of the samples in the checksum counters' own bookkeeping
+	// (IsTimingFunc: the clock reads and counting of Record, Seal and
+	// Copy), and its share.
+	// They are left out of ChecksumSeconds and PhaseSeconds (and the
+	// modes' checksum time), as the counters leave them out of their own
+	// time.
+	TimingSeconds float64 `json:"timing_seconds"`
+	TimingShare   float64 `json:"timing_share"`
+
 	// One entry per value of the cksum_mode label, in the order batched,
 	// xfs, sector, inline, then any others by name. Samples without the label are
 	// in none.
@@ -124,7 +133,7 @@ type tally struct {
 	samples         int64
 	duration        int64
 	cpu, cksum      int64
-	phase           int64
+	phase, timing   int64
 	modeCPU, modeCk map[string]int64
 }
 
@@ -149,6 +158,23 @@ func (t *tally) add(p *profile.Profile) error {
 
 	// Many samples share locations; decide each location once.
 	isCk := make(map[*profile.Location]bool)
+	// A sample is bookkeeping when the innermost checksum function on its
+	// stack (leaf first; within a location, inlined functions come first)
+	// is one of the Summer's timing functions.
+	innermost := make(map[*profile.Location]string)
+	hasTiming := func(s *profile.Sample) bool {
+		for _, loc := range s.Location {
+			f, seen := innermost[loc]
+			if !seen {
+				f = innermostChecksumFunc(loc)
+				innermost[loc] = f
+			}
+			if f != "" {
+				return IsTimingFunc(f)
+			}
+		}
+		return false
+	}
 	hasChecksum := func(s *profile.Sample) bool {
 		for _, loc := range s.Location {
 			ck, seen := isCk[loc]
@@ -179,11 +205,15 @@ func (t *tally) add(p *profile.Profile) error {
 			t.samples++
 		}
 		t.cpu += v
-		ck := hasChecksum(s)
+		timing := hasTiming(s)
+		ck := !timing && hasChecksum(s)
+		if timing {
+			t.timing += v
+		}
 		if ck {
 			t.cksum += v
 		}
-		if slices.Contains(s.Label[LabelPhase], PhaseChecksum) {
+		if !timing && slices.Contains(s.Label[LabelPhase], PhaseChecksum) {
 			t.phase += v
 		}
 		modes := s.Label[LabelMode]
@@ -209,6 +239,22 @@ func locationIsChecksum(loc *profile.Location) bool {
 		}
 	}
 	return false
+}
+
+// innermostChecksumFunc returns the name of the innermost checksum
+// function at loc (inlined ones first), or "".
+func innermostChecksumFunc(loc *profile.Location) string {
+	for _, ln := range loc.Line {
+		if f := ln.Function; f != nil {
+			if IsChecksumFunc(f.Name) {
+				return f.Name
+			}
+			if IsChecksumFunc(f.SystemName) {
+				return f.SystemName
+			}
+		}
+	}
+	return ""
 }
 
 // symbolized reports whether p has any function names at all: a profile
@@ -241,6 +287,8 @@ func (t *tally) share() Share {
 		ChecksumShare:   frac(t.cksum),
 		PhaseSeconds:    float64(t.phase) / sec,
 		PhaseShare:      frac(t.phase),
+		TimingSeconds:   float64(t.timing) / sec,
+		TimingShare:     frac(t.timing),
 		Modes:           []ModeShare{},
 	}
 	var names []string

@@ -17,7 +17,8 @@ const ms = 1e6 // nanoseconds
 
 // handProfile builds a CPU profile with known samples, laid out as
 // runtime/pprof lays out its own (samples/count, cpu/nanoseconds). Of its
-// 140 ms, 70 are checksum code:
+// 170 ms, 70 are checksum code, and 30 the checksum counters' bookkeeping
+// (their clock reads, and Record's own code):
 //
 //	stack (leaf first)                       labels                ms  count
 //	crc32cAVX512, Sum, Record, main          batched, checksum     30  3
@@ -27,6 +28,8 @@ const ms = 1e6 // nanoseconds
 //	futex, force                             sector, phase=flush   10  1
 //	busy                                     batched               10  1
 //	Checksum, fusefs.write                   -                     10  1
+//	RawSyscall6, [threadCPUTime in Record]   batched, checksum     20  2
+//	time.now, Record, main                   batched, checksum     10  1
 func handProfile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -70,6 +73,7 @@ func handProfile() *profile.Profile {
 		force   = "github.com/xlogfs/xlogfs/journal.(*Log).force"
 		write   = "github.com/xlogfs/xlogfs/fusefs.(*file).Write"
 		summain = "main.main"
+		clock   = "github.com/xlogfs/xlogfs/cksum.threadCPUTime"
 	)
 	labels := func(kv ...string) map[string][]string {
 		m := map[string][]string{}
@@ -85,6 +89,8 @@ func handProfile() *profile.Profile {
 	sample(1, 10*ms, labels("cksum_mode", "sector", "phase", "flush"), loc("runtime.futex"), loc(force))
 	sample(1, 10*ms, labels("cksum_mode", "batched"), loc("main.busy"))
 	sample(1, 10*ms, nil, loc("github.com/xlogfs/xlogfs/cksum.Checksum"), loc(write))
+	sample(2, 20*ms, labels("cksum_mode", "batched", "phase", "checksum"), loc("syscall.RawSyscall6"), loc(clock, record), loc(summain))
+	sample(1, 10*ms, labels("cksum_mode", "batched", "phase", "checksum"), loc("time.now"), loc(record), loc(summain))
 	if err := p.CheckValid(); err != nil {
 		panic(err)
 	}
@@ -97,17 +103,19 @@ func wantHand(n int) profiling.Share {
 	sec := func(v float64) float64 { return k * v * ms / 1e9 }
 	return profiling.Share{
 		Profiles:        n,
-		Samples:         14 * int64(n),
+		Samples:         17 * int64(n),
 		DurationSeconds: k,
-		CPUSeconds:      sec(140),
+		CPUSeconds:      sec(170),
 		ChecksumSeconds: sec(70),
-		ChecksumShare:   70.0 / 140,
+		ChecksumShare:   70.0 / 170,
 		PhaseSeconds:    sec(60),
-		PhaseShare:      60.0 / 140,
+		PhaseShare:      60.0 / 170,
+		TimingSeconds:   sec(30),
+		TimingShare:     30.0 / 170,
 		Modes: []profiling.ModeShare{
-			{Mode: "batched", CPUSeconds: sec(40), Share: 40.0 / 140, ChecksumSeconds: sec(30), ChecksumShare: 30.0 / 140},
-			{Mode: "xfs", CPUSeconds: sec(10), Share: 10.0 / 140, ChecksumSeconds: sec(10), ChecksumShare: 10.0 / 140},
-			{Mode: "sector", CPUSeconds: sec(30), Share: 30.0 / 140, ChecksumSeconds: sec(20), ChecksumShare: 20.0 / 140},
+			{Mode: "batched", CPUSeconds: sec(70), Share: 70.0 / 170, ChecksumSeconds: sec(30), ChecksumShare: 30.0 / 170},
+			{Mode: "xfs", CPUSeconds: sec(10), Share: 10.0 / 170, ChecksumSeconds: sec(10), ChecksumShare: 10.0 / 170},
+			{Mode: "sector", CPUSeconds: sec(30), Share: 30.0 / 170, ChecksumSeconds: sec(20), ChecksumShare: 20.0 / 170},
 		},
 	}
 }
@@ -119,6 +127,7 @@ func checkShare(t *testing.T, got, want profiling.Share) {
 		!near(got.DurationSeconds, want.DurationSeconds) || !near(got.CPUSeconds, want.CPUSeconds) ||
 		!near(got.ChecksumSeconds, want.ChecksumSeconds) || !near(got.ChecksumShare, want.ChecksumShare) ||
 		!near(got.PhaseSeconds, want.PhaseSeconds) || !near(got.PhaseShare, want.PhaseShare) ||
+		!near(got.TimingSeconds, want.TimingSeconds) || !near(got.TimingShare, want.TimingShare) ||
 		len(got.Modes) != len(want.Modes) {
 		t.Fatalf("Share:\n got %+v\nwant %+v", got, want)
 	}

@@ -89,6 +89,8 @@ func runHelper(name string, args []string) int {
 	switch name {
 	case "lockprobe":
 		return lockProbe(args)
+	case "setid":
+		return setidHelper(args)
 	}
 	fmt.Fprintf(os.Stderr, "tests helper: unknown helper %q\n", name)
 	return 2

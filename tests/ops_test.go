@@ -701,7 +701,7 @@ func TestStatsFile(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"transactions", "log_forces", "fsyncs", "checkpoints", "cksum_calls", "cksum_bytes",
-		"cksum_seal_calls", "cksum_seal_bytes", "cksum_seal_ns", "cksum_copy_calls", "cksum_copy_bytes", "cksum_copy_ns", "cksum_seal_ns_per_force"} {
+		"cksum_seal_calls", "cksum_seal_bytes", "cksum_seal_ns", "cksum_copy_calls", "cksum_copy_bytes", "cksum_copy_ns", "forces_timed", "force_cksum_cpu_ns", "force_cksum_cpu_per_force_ns"} {
 		statUint(t, stats, name)
 	}
 	if statUint(t, stats, "transactions") == 0 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,24 +19,45 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchchart"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 	"github.com/xlogfs/xlogfs/profiling"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
-	register(command{name: "bench", summary: "compare checksum modes side by side under a workload (the README's main job)", run: runBench})
+	register(command{name: "bench", summary: "what batching and the kernel save: checksum modes × crc32c kernels under a workload, with intervals and a verdict", run: runBench})
 }
 
 const benchAbout = `
-For each checksum mode, makes and mounts a fresh store, runs the workload
-while recording a CPU profile of the filesystem, and unmounts; rounds go in
-alternating order (A B C A B C ...) so that drift of the machine falls on
-every mode alike. Then prints one row per mode: throughput, fsync p50/p99,
-log forces, records, mean record size, crc32c calls per record, bytes
-checksummed, the checksum time on the log-force path per force and the
-checksum time in all (inline mode does most of its work as ops are copied
-into the log, and that time includes the copy, done in the same pass), and
-the checksum's share of the filesystem's CPU time, from the profile and from
-the journal's own counters (median, with min–max over rounds).
+Answers how much of the log checksum's cost batching removes and how much
+the crc32c kernel does. Every pair of --modes and --impls is a target named
+MODE/IMPL (best is this CPU's fastest kernel, e.g. sector/avx512). Each
+round mounts a fresh store for every target in a new random order (the seed
+is printed; --seed repeats it), runs the workload while profiling the
+daemon, reads the journal's counters before and after, and unmounts.
+
+Per target and round it keeps: throughput, fsync p50/p99, the checksum's
+share of the daemon's CPU (checksum CPU time from the journal's counters ÷
+the daemon's CPU time, both over the workload), checksum ns per record
+(p50, p99) and per KiB, the checksum's CPU time on the log-force path per
+force and its share of the log forces' latency, and the CPU profile's view
+with its samples (--profile-rate). Checksum CPU counts all the checksum
+work; the force path only the work at seal: inline mode does most of its
+work as ops are copied into the log (and that time includes the copy, done
+in the same pass), off the force path. Every target
+is compared with --reference in the same round: the median of the rounds'
+ratios with a 95 % interval, significant when the interval excludes 1 (it
+takes at least 6 rounds for an interval). With two modes and two kernels or
+more it adds the attribution: the effect of batching at each kernel, of the
+kernel at each mode, and each factor's share of the whole change. Then a
+verdict in words.
+
+Devices: disk puts the store under --out; ram puts it on a tmpfs mounted
+for the bench (or /dev/shm), so a flush costs nothing and the run is
+CPU-bound, which is where a checksum's cost shows. --flush-latency D makes
+every log flush and data-file sync take exactly D (an emulated device).
 
 Workloads:
   builtin  --clients writers each appending small blocks (--write-size) and
@@ -53,85 +76,53 @@ Workloads:
 filesystem over a plain directory: what FUSE itself costs) and native (the
 plain directory, no FUSE).
 
-Everything is kept in --out: results.json, every cpu-<target>-<round>.pprof,
-and chart.svg (throughput and checksum share per mode).`
+Everything is kept in --out: results.json (raw values of every target in
+every round, comparisons, attribution, verdict), bench.txt (Go benchmark
+format, for benchstat), every cpu-<target>-<round>.pprof, and chart.svg and
+chart.png. "xlogfs bench report DIR" prints a saved run again; with two
+DIRs it compares them.`
 
-type benchConfig struct {
-	Modes     []string      `json:"modes"`
-	Baselines []string      `json:"baselines,omitempty"`
-	Workload  string        `json:"workload"`
-	Journal   string        `json:"journal"`
-	Duration  time.Duration `json:"duration_ns"`
-	Clients   int           `json:"clients"`
-	Rounds    int           `json:"rounds"`
-	WriteSize int           `json:"write_size"`
-	Out       string        `json:"out"`
-	// extra flags for every xlogfs mount (a lever under test)
-	MountFlags []string `json:"mount_flags,omitempty"`
-	CksumImpl  string   `json:"cksum_impl"`
-	Tables     int      `json:"tables,omitempty"`
-	TableSize  int      `json:"table_size,omitempty"`
-}
+// benchConfig is how the bench runs (saved in results.json).
+type benchConfig = benchreport.Config
 
-// target is one thing measured: an xlogfs checksum mode or a baseline.
-type target struct {
-	name string // batched, xfs, sector, loopback, native
-	kind string // "xlogfs", "loopback", "native"
-}
+// target is one thing measured: an xlogfs mode × implementation, or a baseline.
+type target = benchreport.Target
 
-// runResult is one round of one target.
-type runResult struct {
-	Target      string             `json:"target"`
-	Round       int                `json:"round"`
-	Seconds     float64            `json:"seconds"`
-	Bytes       int64              `json:"bytes"`
-	Ops         int64              `json:"ops"`
-	MBps        float64            `json:"mb_per_s"`
-	FsyncP50us  float64            `json:"fsync_p50_us"`
-	FsyncP99us  float64            `json:"fsync_p99_us"`
-	FsyncSource string             `json:"fsync_latency_source,omitempty"` // client or filesystem
-	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats at the end
-	DaemonCPU   float64            `json:"daemon_cpu_seconds,omitempty"`
-	Profile     string             `json:"profile,omitempty"`
-	// Checksum share of the filesystem's CPU time: from the profile, and
-	// from the journal's counters (ns in checksum / daemon CPU time).
-	ShareProfile  float64            `json:"checksum_share_profile"`
-	ShareCounters float64            `json:"checksum_share_counters"`
-	Extra         map[string]float64 `json:"extra,omitempty"` // workload-specific (tps, p95_ms, ...)
-}
-
-type benchResults struct {
-	Version  string        `json:"version"`
-	Started  time.Time     `json:"started"`
-	Machine  benchMachine  `json:"machine"`
-	Config   benchConfig   `json:"config"`
-	Runs     []runResult   `json:"runs"`
-	Summary  []benchSumRow `json:"summary"`
-	Warnings []string      `json:"warnings,omitempty"`
-}
-
-type benchMachine struct {
-	CPU       string `json:"cpu"`
-	CPUs      int    `json:"cpus"`
-	Go        string `json:"go"`
-	Kernel    string `json:"kernel"`
-	CksumImpl string `json:"cksum_impl"`
-}
+// Defaults of the bench: what make bench runs, sized so that sector vs
+// batched, inline vs batched and the kernel's effect reach significance
+// within 6 minutes on a 2-CPU machine (see the README): 8 targets × 10
+// rounds × 2 s, plus the mounts.
+const (
+	defaultModes     = "batched,xfs,sector,inline"
+	defaultImpls     = "best,generic"
+	defaultRounds    = 10
+	defaultRunTime   = 2 * time.Second
+	defaultReference = "batched/best"
+	defaultRate      = 1000
+)
 
 func runBench(args []string) error {
-	fs := newFlags("bench", "[--modes batched,xfs,sector,inline] [--workload builtin|dbench|mariadb] [--journal meta|data] [--time 20s] [--clients 4] [--rounds 3] [--out DIR] [--json]", benchAbout)
-	modes := fs.String("modes", "batched,xfs,sector,inline", "checksum modes to compare, comma-separated")
+	if len(args) > 0 && args[0] == "report" {
+		return runBenchReport(args[1:])
+	}
+	fs := newFlags("bench", "[--modes batched,xfs,sector,inline] [--impls best,generic] [--device ram|disk] [--workload builtin|dbench|mariadb] [--journal data|meta] [--time 2s] [--rounds 10] [--seed N] [--out DIR] [--json]\n       xlogfs bench report DIR [DIR2]", benchAbout)
+	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(modeNames(), ", "))
+	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
 	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(workloads, ", "))
-	jmode := fs.String("journal", "meta", "journal mode of the mounts: meta or data")
-	dur := fs.Duration("time", 20*time.Second, "how long each run drives the workload")
+	jmode := fs.String("journal", "data", "journal mode of the mounts: data (every written byte is checksummed) or meta")
+	device := fs.String("device", "ram", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
+	flushLat := fs.Duration("flush-latency", 0, "make every log flush and data-file sync take exactly this long (e.g. 200us): an emulated device")
+	dur := fs.Duration("time", defaultRunTime, "how long each run drives the workload")
 	clients := fs.Int("clients", 4, "concurrent clients (writers, dbench processes, sysbench threads)")
-	rounds := fs.Int("rounds", 3, "rounds; each runs every target once, in alternating order")
-	out := fs.String("out", "", "directory for results.json, profiles and chart.svg (default: a new bench-<timestamp>)")
-	asJSON := fs.Bool("json", false, "print results.json to stdout (the table goes to stderr)")
+	rounds := fs.Int("rounds", defaultRounds, fmt.Sprintf("rounds; each runs every target once, in a new random order (%d or more for an interval)", benchstat.MinRounds()))
+	seed := fs.Uint64("seed", 0, "seed of the rounds' random orders (0: a new one, printed)")
+	reference := fs.String("reference", defaultReference, "the target every other is compared with, MODE/IMPL")
+	rate := fs.Int("profile-rate", defaultRate, "CPU profile samples per second of CPU time")
+	out := fs.String("out", "", "directory for results.json, bench.txt, profiles and the chart (default: a new bench-<timestamp>)")
+	asJSON := fs.Bool("json", false, "print results.json to stdout (the report goes to stderr)")
 	baseline := fs.String("baseline", "", "also run: loopback, native (comma-separated)")
 	writeSize := &sizeFlag{n: 4096}
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
-	impl := fs.String("cksum-impl", "auto", "crc32c implementation of the mounts")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
 	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
@@ -139,54 +130,67 @@ func runBench(args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	cfg := benchConfig{Workload: *workload, Journal: *jmode, Duration: *dur, Clients: *clients, Rounds: *rounds,
-		WriteSize: int(writeSize.n), Out: *out, CksumImpl: *impl}
+	usage := func(format string, a ...any) error {
+		fmt.Fprintf(os.Stderr, "xlogfs bench: "+format+"\n", a...)
+		return errUsage
+	}
+	cfg := benchConfig{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
+		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
 	if cfg.Workload == "mariadb" {
 		cfg.Tables, cfg.TableSize = *tables, *tableSize
 	}
-	var targets []target
-	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m == "" {
-			continue
-		}
-		if _, err := cksum.ParseMode(m); err != nil {
-			return fmt.Errorf("--modes: %v", err)
-		}
-		cfg.Modes = append(cfg.Modes, m)
-		targets = append(targets, target{name: m, kind: "xlogfs"})
+	targets, err := factorialTargets(&cfg, *modes, *impls)
+	if err != nil {
+		return usage("%v", err)
 	}
 	for _, b := range strings.Split(*baseline, ",") {
 		switch b = strings.TrimSpace(b); b {
 		case "":
 		case "loopback", "native":
 			cfg.Baselines = append(cfg.Baselines, b)
-			targets = append(targets, target{name: b, kind: b})
+			targets = append(targets, target{Name: b, Kind: b})
 		default:
-			return fmt.Errorf("--baseline: unknown %q (want loopback or native)", b)
+			return usage("--baseline: unknown %q (want loopback or native)", b)
 		}
 	}
 	switch {
 	case len(targets) == 0:
-		return errors.New("nothing to run: give --modes or --baseline")
+		return usage("nothing to run: give --modes and --impls, or --baseline")
 	case !slices.Contains(workloads, cfg.Workload):
-		return fmt.Errorf("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(workloads, ", "))
+		return usage("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(workloads, ", "))
 	case cfg.Journal != "meta" && cfg.Journal != "data":
-		return fmt.Errorf("--journal: unknown %q (want meta or data)", cfg.Journal)
+		return usage("--journal: unknown %q (want meta or data)", cfg.Journal)
+	case cfg.Device != "ram" && cfg.Device != "disk":
+		return usage("--device: unknown %q (want ram or disk)", cfg.Device)
+	case cfg.FlushLatency < 0 || cfg.FlushLatency > time.Second:
+		return usage("--flush-latency: 0 to 1s")
 	case cfg.Duration < time.Second:
-		return errors.New("--time: at least 1s")
+		return usage("--time: at least 1s")
 	case cfg.Clients < 1 || cfg.Clients > 256:
-		return errors.New("--clients: 1 to 256")
+		return usage("--clients: 1 to 256")
 	case cfg.Rounds < 1:
-		return errors.New("--rounds: at least 1")
+		return usage("--rounds: at least 1")
+	case cfg.ProfileRate < 1 || cfg.ProfileRate > 100000:
+		return usage("--profile-rate: 1 to 100000 Hz")
 	case cfg.WriteSize < 1 || cfg.WriteSize > 16<<20:
-		return errors.New("--write-size: 1 byte to 16 MiB")
+		return usage("--write-size: 1 byte to 16 MiB")
 	case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
-		return errors.New("--tables and --table-size: at least 1")
+		return usage("--tables and --table-size: at least 1")
+	}
+	var warnings []string
+	if cfg.Reference, err = resolveReference(*reference, targets); err != nil {
+		if *reference != defaultReference {
+			return usage("--reference: %v", err)
+		}
+		cfg.Reference = targets[0].Name
+		if len(targets) > 1 {
+			warnings = append(warnings, fmt.Sprintf("no %s target: comparing with %s instead", defaultReference, cfg.Reference))
+		}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()>>12 + 1 // short enough to type back
 	}
 	cfg.MountFlags = strings.Fields(*mountFlags)
-	if _, err := cksum.Lookup(cfg.CksumImpl); err != nil {
-		return fmt.Errorf("--cksum-impl: %v", err)
-	}
 	if err := benchPrereqs(cfg, targets); err != nil {
 		return err
 	}
@@ -199,44 +203,157 @@ func runBench(args []string) error {
 	if abs, err := filepath.Abs(cfg.Out); err == nil {
 		cfg.Out = abs
 	}
+	if cfg.Rounds < benchstat.MinRounds() {
+		warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
+	}
 
-	res := &benchResults{Version: Version, Started: time.Now(), Machine: machineInfo(), Config: cfg}
+	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: machineInfo(), Config: cfg, Targets: targets, Warnings: warnings}
 	b := &bencher{cfg: cfg, res: res, progress: !*noProgress}
+	fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
+		len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
 	if err := b.run(targets); err != nil {
 		return err
 	}
-	res.Summary = summarize(res.Runs, targets)
-	if err := writeJSONFile(filepath.Join(cfg.Out, "results.json"), res); err != nil {
+	benchreport.Analyze(res)
+	if err := writeBenchOutputs(res); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.Out, "chart.svg"), benchSVG(res), 0o644); err != nil {
-		return err
-	}
-	tableOut := os.Stdout
+	reportOut := os.Stdout
 	if *asJSON {
-		tableOut = os.Stderr
+		reportOut = os.Stderr
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	}
-	printBenchTable(tableOut, res)
-	fmt.Fprintf(tableOut, "\nresults, profiles and chart in %s\n", cfg.Out)
+	benchreport.Print(reportOut, res)
+	fmt.Fprintf(reportOut, "\nresults.json, bench.txt, profiles and chart.svg/png in %s (took %v)\n", cfg.Out, time.Since(res.Started).Round(time.Second))
 	return nil
 }
 
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+// writeBenchOutputs saves results.json, bench.txt and the chart in the
+// run's folder. A chart that cannot be drawn is a warning, not a failure.
+func writeBenchOutputs(res *benchreport.Results) error {
+	dir := res.Config.Out
+	if err := writeChart(res, dir); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("chart: %v", err))
+	}
+	if err := benchreport.Save(dir, res); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "bench.txt"))
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	benchreport.WriteBenchfmt(f, res)
+	return f.Close()
+}
+
+func writeChart(res *benchreport.Results, dir string) error {
+	svg, png, err := benchchart.Render(res)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chart.svg"), svg, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "chart.png"), png, 0o644)
+}
+
+func modeNames() []string {
+	var n []string
+	for _, m := range cksum.Modes() {
+		n = append(n, m.String())
+	}
+	return n
+}
+
+// factorialTargets makes a target of every mode × implementation, in the
+// order given. "best" resolves to this CPU's fastest kernel; two names
+// for one implementation (best and avx512) make one target.
+func factorialTargets(cfg *benchConfig, modes, impls string) ([]target, error) {
+	var ms []cksum.Mode
+	for _, s := range strings.Split(modes, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		m, err := cksum.ParseMode(s)
+		if err != nil {
+			return nil, fmt.Errorf("--modes: %v", err)
+		}
+		if !slices.Contains(ms, m) {
+			ms = append(ms, m)
+			cfg.Modes = append(cfg.Modes, m.String())
+		}
+	}
+	type impl struct{ spec, name string }
+	var is []impl
+	for _, s := range strings.Split(impls, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		spec := s
+		if s == benchreport.BestImpl || s == "auto" {
+			s, spec = "auto", benchreport.BestImpl
+		}
+		im, err := cksum.Lookup(s)
+		if err != nil {
+			return nil, fmt.Errorf("--impls: %v", err)
+		}
+		if slices.ContainsFunc(is, func(x impl) bool { return x.name == im.Name }) {
+			continue
+		}
+		is = append(is, impl{spec, im.Name})
+		cfg.Impls = append(cfg.Impls, spec)
+	}
+	if len(ms) > 0 && len(is) == 0 {
+		return nil, errors.New("--impls: none given")
+	}
+	var ts []target
+	for _, m := range ms {
+		for _, im := range is {
+			ts = append(ts, target{Name: m.String() + "/" + im.name, Kind: "xlogfs", Mode: m.String(), Impl: im.name, ImplSpec: im.spec})
+		}
+	}
+	return ts, nil
+}
+
+// resolveReference finds the target spec names: a target's name, or
+// MODE/IMPL with IMPL as asked (best).
+func resolveReference(spec string, targets []target) (string, error) {
+	for _, t := range targets {
+		if t.Name == spec {
+			return t.Name, nil
+		}
+	}
+	if m, im, ok := strings.Cut(spec, "/"); ok {
+		if mode, err := cksum.ParseMode(m); err == nil {
+			m = mode.String()
+		}
+		for _, t := range targets {
+			if t.Mode == m && (t.ImplSpec == im || t.Impl == im) {
+				return t.Name, nil
+			}
+		}
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, t.Name)
+	}
+	return "", fmt.Errorf("%q is none of the targets (%s)", spec, strings.Join(names, ", "))
+}
+
+// roundOrder is the order targets run in, in round r (from 1): a
+// permutation of 0..n-1 drawn from a generator seeded with the bench's seed
+// and the round, so any round's order can be rebuilt from the seed alone.
+func roundOrder(seed uint64, round, n int) []int {
+	return rand.New(rand.NewPCG(seed, uint64(round))).Perm(n)
 }
 
 // benchPrereqs checks, and installs where it can, what the bench needs.
 func benchPrereqs(cfg benchConfig, targets []target) error {
-	needFuse := slices.ContainsFunc(targets, func(t target) bool { return t.kind != "native" })
+	needFuse := slices.ContainsFunc(targets, func(t target) bool { return t.Kind != "native" })
 	if needFuse {
 		if _, err := os.Stat("/dev/fuse"); err != nil {
 			return errors.New("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
@@ -293,8 +410,8 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func machineInfo() benchMachine {
-	m := benchMachine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CksumImpl: cksum.Best().Name}
+func machineInfo() benchreport.Machine {
+	m := benchreport.Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CksumImpl: cksum.Best().Name}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, "model name") {
@@ -320,10 +437,9 @@ func machineInfo() benchMachine {
 // bencher runs the rounds.
 type bencher struct {
 	cfg      benchConfig
-	res      *benchResults
+	res      *benchreport.Results
 	progress bool
-	// the mount being measured, for cleanup on interrupt
-	current *mounted
+	storeDir string // where stores go: a tmpfs for --device ram, else OUT/work
 }
 
 func (b *bencher) run(targets []target) error {
@@ -336,54 +452,108 @@ func (b *bencher) run(targets []target) error {
 			close(interrupted)
 		}
 	}()
+	b.storeDir = filepath.Join(b.cfg.Out, "work")
+	if b.cfg.Device == "ram" {
+		dir, cleanup, how, err := ramStore(b.cfg.Out)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		b.storeDir = dir
+		fmt.Fprintf(os.Stderr, "stores on %s\n", how)
+	}
+	defer os.RemoveAll(filepath.Join(b.cfg.Out, "work"))
 	total := len(targets) * b.cfg.Rounds
 	n := 0
 	for round := 1; round <= b.cfg.Rounds; round++ {
-		for _, t := range targets {
+		for pos, ti := range roundOrder(b.cfg.Seed, round, len(targets)) {
+			t := targets[ti]
 			n++
 			select {
 			case <-interrupted:
 				return errors.New("interrupted")
 			default:
 			}
-			label := fmt.Sprintf("[%d/%d] round %d/%d %s", n, total, round, b.cfg.Rounds, t.name)
+			label := fmt.Sprintf("[%d/%d] round %d/%d %s", n, total, round, b.cfg.Rounds, t.Name)
 			r, err := b.runOne(t, round, label, interrupted)
 			if err != nil {
-				return fmt.Errorf("%s round %d: %w", t.name, round, err)
+				return fmt.Errorf("%s round %d: %w", t.Name, round, err)
 			}
+			r.Order = pos + 1
 			b.res.Runs = append(b.res.Runs, r)
 		}
 	}
 	return nil
 }
 
-// runOne mounts the target, drives the workload, unmounts, and measures.
-func (b *bencher) runOne(t target, round int, label string, interrupted <-chan struct{}) (runResult, error) {
-	r := runResult{Target: t.name, Round: round}
-	work := filepath.Join(b.cfg.Out, "work", fmt.Sprintf("%s-%d", t.name, round))
+// tmpfsMagic is statfs's f_type of a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// ramStore gives the bench a tmpfs to put stores on: one it mounts at
+// OUT/ram (as root), else a folder in /dev/shm if that is a tmpfs. cleanup
+// unmounts or removes it.
+func ramStore(out string) (dir string, cleanup func(), how string, err error) {
+	dir = filepath.Join(out, "ram")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, "", err
+	}
+	merr := unix.Mount("xlogfs-bench", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=75%")
+	if merr == nil {
+		return dir, func() {
+			if unix.Unmount(dir, 0) != nil {
+				unix.Unmount(dir, unix.MNT_DETACH)
+			}
+			os.Remove(dir)
+		}, "a tmpfs mounted at " + dir, nil
+	}
+	os.Remove(dir)
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) == nil && st.Type == tmpfsMagic {
+		if d, err := os.MkdirTemp("/dev/shm", "xlogfs-bench-"); err == nil {
+			return d, func() { os.RemoveAll(d) }, "tmpfs " + d + " (mounting one failed: " + merr.Error() + ")", nil
+		}
+	}
+	return "", nil, "", fmt.Errorf("--device ram: cannot mount a tmpfs at %s (%v), and /dev/shm is no tmpfs", dir, merr)
+}
+
+// slug is a target's name as a file name part: sector/avx512 → sector-avx512.
+func slug(name string) string { return strings.ReplaceAll(name, "/", "-") }
+
+// runOne mounts the target, drives the workload, reads the counters before
+// and after, unmounts, and measures.
+func (b *bencher) runOne(t target, round int, label string, interrupted <-chan struct{}) (benchreport.Run, error) {
+	r := benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}}
+	id := fmt.Sprintf("%s-%d", slug(t.Name), round)
+	work := filepath.Join(b.cfg.Out, "work", id)
+	store := filepath.Join(b.storeDir, id, "store")
 	os.RemoveAll(work)
+	os.RemoveAll(filepath.Dir(store))
 	defer os.RemoveAll(work)
-	store, mnt := filepath.Join(work, "store"), filepath.Join(work, "mnt")
+	defer os.RemoveAll(filepath.Dir(store))
+	mnt := filepath.Join(work, "mnt")
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
 		return r, err
 	}
 	dir := mnt
 	var m *mounted
-	if t.kind != "native" {
-		r.Profile = fmt.Sprintf("cpu-%s-%d.pprof", t.name, round)
+	if t.Kind != "native" {
+		r.Profile = fmt.Sprintf("cpu-%s.pprof", id)
 		var err error
-		m, err = b.mount(t, store, mnt, filepath.Join(b.cfg.Out, r.Profile), filepath.Join(b.cfg.Out, fmt.Sprintf("mount-%s-%d.log", t.name, round)))
+		m, err = b.mount(t, store, mnt, filepath.Join(b.cfg.Out, r.Profile), filepath.Join(b.cfg.Out, fmt.Sprintf("mount-%s.log", id)))
 		if err != nil {
 			return r, err
 		}
-		b.current = m
-		defer func() {
-			m.kill()
-			b.current = nil
-		}()
+		defer m.kill()
 	} else {
 		dir = store
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return r, err
+		}
+	}
+	var before map[string]float64
+	if t.Kind == "xlogfs" {
+		var err error
+		if before, err = readStats(mnt); err != nil {
 			return r, err
 		}
 	}
@@ -396,24 +566,34 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 	}
 	r.Seconds, r.Bytes, r.Ops, r.Extra = w.seconds, w.bytes, w.ops, w.extra
 	for _, wn := range w.warnings {
-		b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%s round %d: %s", t.name, round, wn))
+		b.warn(t, round, wn)
 	}
-	r.MBps = float64(w.bytes) / w.seconds / 1e6
+	r.Values["throughput"] = float64(w.bytes) / w.seconds / 1e6
+	if tps, ok := w.extra["tps"]; ok {
+		r.Values["throughput"] = tps
+	}
+	if p95, ok := w.extra["p95_ms"]; ok {
+		r.Values["p95_ms"] = p95
+	}
 	if len(w.fsyncLatencies) > 0 {
-		r.FsyncP50us, r.FsyncP99us = percentile(w.fsyncLatencies, 50), percentile(w.fsyncLatencies, 99)
+		r.Values["fsync_p50"], r.Values["fsync_p99"] = percentile(w.fsyncLatencies, 50), percentile(w.fsyncLatencies, 99)
 		r.FsyncSource = "client"
 	}
 	if m == nil {
 		return r, nil
 	}
-	if t.kind == "xlogfs" {
+	if t.Kind == "xlogfs" {
 		st, err := readStats(mnt)
 		if err != nil {
 			return r, err
 		}
 		r.Stats = st
 		if r.FsyncSource == "" && st["fsyncs"] > 0 {
-			r.FsyncP50us, r.FsyncP99us, r.FsyncSource = st["fsync_p50_us"], st["fsync_p99_us"], "filesystem"
+			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = st["fsync_p50_us"], st["fsync_p99_us"], "filesystem"
+		}
+		journalValues(r.Values, before, st)
+		if st["flush_overruns"] > 0 {
+			b.warn(t, round, fmt.Sprintf("%.0f of %.0f flushes took longer than --flush-latency %v by themselves", st["flush_overruns"], st["flushes_emulated"], b.cfg.FlushLatency))
 		}
 	}
 	cpu, err := m.unmount()
@@ -421,21 +601,51 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 		return r, err
 	}
 	r.DaemonCPU = cpu
-	if r.Stats != nil && cpu > 0 {
-		r.ShareCounters = r.Stats["cksum_ns"] / 1e9 / cpu
-	}
 	share, err := profiling.AnalyzeFiles(filepath.Join(b.cfg.Out, r.Profile))
 	if err != nil {
-		b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%s round %d: profile: %v", t.name, round, err))
+		b.warn(t, round, fmt.Sprintf("profile: %v", err))
 	} else {
-		r.ShareProfile = share.ChecksumShare
+		r.ProfileSamples, r.ProfileCPUSeconds, r.ProfileCksumSeconds = share.Samples, share.CPUSeconds, share.ChecksumSeconds
+		if share.CPUSeconds > 0 {
+			// Every sample of a Go CPU profile weighs one period.
+			r.ProfileCksumSamples = int64(math.Round(float64(share.Samples) * share.ChecksumSeconds / share.CPUSeconds))
+		}
+		if t.Kind == "xlogfs" {
+			r.Values["cksum_cpu_profile"] = share.ChecksumShare
+		}
 	}
-	if t.kind == "xlogfs" {
+	if t.Kind == "xlogfs" {
 		if out, err := exec.Command(selfExe(), "check", store).CombinedOutput(); err != nil {
 			return r, fmt.Errorf("xlogfs check after the run failed:\n%s", out)
 		}
 	}
 	return r, nil
+}
+
+func (b *bencher) warn(t target, round int, msg string) {
+	b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%s round %d: %s", t.Name, round, msg))
+}
+
+// journalValues derives the journal's metrics of a run from its .stats
+// before and after the workload: totals as differences over the workload,
+// percentiles from the histograms (the mount did next to nothing before).
+func journalValues(v, before, after map[string]float64) {
+	d := func(k string) float64 { return after[k] - before[k] }
+	if cpu := d("process_cpu_ns"); cpu > 0 {
+		v["cksum_cpu"] = d("cksum_ns") / cpu
+	}
+	if kib := d("cksum_bytes") / 1024; kib > 0 {
+		v["cksum_ns_per_kib"] = d("cksum_ns") / kib
+	}
+	if after["cksum_records"] > 0 {
+		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = after["cksum_record_p50_ns"], after["cksum_record_p99_ns"]
+	}
+	if f := d("force_ns"); f > 0 {
+		v["force_cksum_share"] = d("force_cksum_ns") / f
+	}
+	if n := d("forces_timed"); n > 0 {
+		v["cksum_force_ns"] = d("force_cksum_cpu_ns") / n
+	}
 }
 
 func selfExe() string {
@@ -457,10 +667,13 @@ type mounted struct {
 // filesystem alone) and waits until it reports the mount ready.
 func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted, error) {
 	var args []string
-	switch t.kind {
+	switch t.Kind {
 	case "xlogfs":
-		args = []string{"mount", "--foreground", "--cksum-mode", t.name, "--journal", b.cfg.Journal,
-			"--cksum-impl", b.cfg.CksumImpl, "--cpuprofile", profile, "--log", logFile}
+		args = []string{"mount", "--foreground", "--cksum-mode", t.Mode, "--journal", b.cfg.Journal,
+			"--cksum-impl", t.Impl, "--cpuprofile", profile, "--cpuprofile-rate", strconv.Itoa(b.cfg.ProfileRate), "--log", logFile}
+		if b.cfg.FlushLatency > 0 {
+			args = append(args, "--flush-latency", b.cfg.FlushLatency.String())
+		}
 		args = append(append(args, b.cfg.MountFlags...), store, mnt)
 	case "loopback":
 		if err := os.MkdirAll(store, 0o755); err != nil {
@@ -496,7 +709,7 @@ func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted
 		}
 	}
 	m.kill()
-	return nil, fmt.Errorf("the %s daemon exited before the mount was ready: %s", t.kind, strings.Join(msgs, "; "))
+	return nil, fmt.Errorf("the %s daemon exited before the mount was ready: %s", t.Kind, strings.Join(msgs, "; "))
 }
 
 // unmount asks the daemon to unmount (SIGTERM: checkpoint, unmount record,

@@ -20,20 +20,28 @@ entry names an inode, link counts match). Exits 0 only when a mount would
 succeed without losing acknowledged data; a torn tail (from a crash) is
 reported but is sound.
 
+A bad record is a torn write only if it may have been in flight at a crash:
+some of its blocks do not carry its cycle, no later valid record's durable
+watermark covers it, and at most logbufs records lie from it to the last
+valid one. Any other bad record is corruption: the store is not sound, and
+a mount refuses it.
+
 --repair cuts the log at the first bad record, after printing the records
-and transactions that will be lost.`)
+and transactions that will be lost.
+
+A mounted store is in use, not unsound: check says so and exits 1 without
+checking. A store that is locked but no longer mounted (a daemon finishing
+its unmount) is waited for, up to --wait.`)
 	repair := fs.Bool("repair", false, "cut the log at the first bad record (what follows it is lost)")
+	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	dir := pos[0]
-	rep, err := journal.Inspect(dir)
+	rep, err := inspectWaiting(dir, *wait, "check")
 	if err != nil {
 		return err
-	}
-	if rep.Mounted {
-		fmt.Println("store: MOUNTED (another process holds it): unmount it first; what follows may be moving under us")
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
@@ -45,8 +53,13 @@ and transactions that will be lost.`)
 	case rep.Corrupt != nil:
 		fmt.Printf("log: CORRUPT: %v\n", rep.Corrupt)
 	case rep.Torn:
-		fmt.Printf("log: torn write at LSN %v (offset %d): %v; a mount cuts the log there, dropping %d later in-flight records (never acknowledged)\n",
-			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, len(rep.Later))
+		fmt.Printf("log: torn write at LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so a mount cuts the log there, dropping %d later in-flight records and %d committed transactions\n",
+			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
+	}
+	for _, r := range rep.Records {
+		if r.Restamped > 0 {
+			fmt.Printf("log: record %v: %d blocks do not carry its cycle, but its CRC verifies with their cycle words restored (replayed as is)\n", r.LSN(), r.Restamped)
+		}
 	}
 	if rep.ReplayErr != nil {
 		fmt.Printf("replay: FAILED: %v\n", rep.ReplayErr)
@@ -63,6 +76,10 @@ and transactions that will be lost.`)
 		fmt.Printf("  record %v: %v\n", rep.Bad.LSN(), rep.Bad.Err)
 		for _, l := range rep.Later {
 			fmt.Printf("  record %v (%d ops)\n", l.LSN(), l.Header.NumLogOps)
+		}
+		fmt.Printf("  %d committed transactions:\n", len(rep.AtStake))
+		for _, t := range rep.AtStake {
+			fmt.Printf("    %v\n", t)
 		}
 		if err := journal.Repair(dir, rep); err != nil {
 			return fmt.Errorf("repair: %w", err)

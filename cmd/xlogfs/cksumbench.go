@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 func init() {
@@ -19,13 +20,25 @@ func init() {
 
 const cksumBenchAbout = `
 Measures the throughput of every crc32c implementation this CPU has at each
-size, as a ratio to Go's hash/crc32 measured in the same run, then the cost of
-each checksum mode on a full 256 KiB log record (8 header blocks + payload):
-crc32c calls per record, GB/s and ratio to batched; then CopyUpdate, the
-one-pass copy and checksum, against copy alone and copy then Update.
+size, as a ratio to Go's hash/crc32 measured in the same run; then sweeps the
+checksum modes over record sizes for each implementation: crc32c calls per
+record, ns per record, and the ratio to batched at the same size and
+implementation. That is where batching pays: many short calls cost a fast
+kernel far more than one long call, a slow kernel hardly more. Then
+CopyUpdate, the one-pass copy and checksum, against copy alone and copy then
+Update.
 
-Samples of every implementation and size are taken in turns (round robin),
-so that drift of the machine falls on all of them alike; the median is shown.`
+A record of the sweep is laid out as from the smallest iclog that holds it:
+one header block per 32 KiB (1 for records up to 32 KiB, 8 for 256 KiB),
+the rest payload; xfs mode makes one call per header block plus one for the
+payload, sector mode one per 512-byte block. Inline mode's cell is its work
+at seal, on the log force's path: one call over the header blocks and the
+Combine with the payload's CRC, which it computed as the ops were copied in
+(that work is the CopyUpdate section's).
+
+Samples of every implementation and size (and of every cell of the sweep)
+are taken in turns (round robin), so that drift of the machine falls on all
+of them alike; the median is shown.`
 
 type cksumSizeResult struct {
 	Bytes       int64   `json:"bytes"`
@@ -39,29 +52,31 @@ type cksumImplResult struct {
 	Sizes []cksumSizeResult `json:"sizes"`
 }
 
-type cksumModeResult struct {
+// cksumSweepResult is one cell of the record-size sweep.
+type cksumSweepResult struct {
+	Impl           string  `json:"impl"`
+	RecordBytes    int     `json:"record_bytes"`
+	HeaderBlocks   int     `json:"header_blocks"`
 	Mode           string  `json:"mode"`
 	CallsPerRecord int     `json:"calls_per_record"`
-	GBps           float64 `json:"gbps"`
-	RatioBatched   float64 `json:"ratio_batched"`
+	NsPerRecord    float64 `json:"ns_per_record"`
+	RatioBatched   float64 `json:"ratio_batched"` // ns per record ÷ batched's, same impl and size
 }
 
 type cksumBenchResult struct {
-	Best        string            `json:"best"`
-	Impls       []cksumImplResult `json:"impls"`
-	ModeImpl    string            `json:"mode_impl"`
-	RecordBytes int               `json:"record_bytes"`
-	Modes       []cksumModeResult `json:"modes"`
-	CopyUpdate  []cksumCopyResult `json:"copy_update,omitempty"`
+	Best       string             `json:"best"`
+	Impls      []cksumImplResult  `json:"impls"`
+	Sweep      []cksumSweepResult `json:"sweep"`
+	CopyUpdate []cksumCopyResult  `json:"copy_update,omitempty"`
 }
 
 func runCksumBench(args []string) error {
 	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--copy=false] [--json]", cksumBenchAbout)
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
-	modesFlag := fs.String("modes", "batched,xfs,sector", "checksum modes to compare on a 256 KiB record ('' to skip)")
-	modeImpl := fs.String("mode-impl", "auto", "implementation the mode comparison uses")
-	total := fs.Duration("time", 2*time.Second, "approximate measuring time per implementation")
+	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep ('' to skip it); inline's is its work at seal")
+	recSizes := fs.String("record-sizes", "4k,8k,16k,32k,64k,128k,256k", "record sizes of the sweep, comma-separated, multiples of 512 from 1k to 256k")
+	total := fs.Duration("time", 2*time.Second, "approximate measuring time per implementation, for the sizes and again for the sweep")
 	rounds := fs.Int("rounds", 7, "samples per measurement (the median is reported)")
 	copyUpd := fs.Bool("copy", true, "measure CopyUpdate against copy and copy+Update")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
@@ -93,15 +108,24 @@ func runCksumBench(args []string) error {
 			modes = append(modes, m)
 		}
 	}
-	mimpl, err := cksum.Lookup(*modeImpl)
-	if err != nil {
-		return fmt.Errorf("--mode-impl: %v", err)
+	var records []int
+	if len(modes) > 0 {
+		for _, s := range strings.Split(*recSizes, ",") {
+			n, err := parseSize(s)
+			if err != nil {
+				return fmt.Errorf("--record-sizes: %v", err)
+			}
+			if n < 2*cksum.BlockSize || n > logbuf.MaxLogBSize || n%cksum.BlockSize != 0 {
+				return fmt.Errorf("--record-sizes: %s is not a multiple of 512 from 1k to 256k", s)
+			}
+			records = append(records, int(n))
+		}
 	}
 	if *rounds < 1 || *total <= 0 {
 		return fmt.Errorf("--rounds and --time must be positive")
 	}
 
-	res := cksumBenchResult{Best: cksum.Best().Name, ModeImpl: mimpl.Name, RecordBytes: 256 << 10}
+	res := cksumBenchResult{Best: cksum.Best().Name}
 	per := *total / time.Duration(len(sizes)*(*rounds))
 	if !*asJSON {
 		fmt.Fprintf(os.Stderr, "measuring %d implementations × %d sizes, %d rounds ...\n", len(impls), len(sizes), *rounds)
@@ -134,30 +158,8 @@ func runCksumBench(args []string) error {
 		res.Impls = append(res.Impls, r)
 	}
 
-	// Modes: a full 256 KiB record from a 256 KiB iclog, 8 header blocks.
-	if len(modes) > 0 {
-		rec := make([]byte, res.RecordBytes)
-		hdr := 8 * cksum.BlockSize
-		msamples := make([][]float64, len(modes))
-		calls := make([]int, len(modes))
-		mper := *total / time.Duration(len(modes)*(*rounds))
-		for range *rounds {
-			for mi, m := range modes {
-				_, calls[mi] = cksum.Sum(m, mimpl.Update, rec, hdr)
-				msamples[mi] = append(msamples[mi], throughput(mper, len(rec), func() {
-					c, _ := cksum.Sum(m, mimpl.Update, rec, hdr)
-					sink ^= c
-				}))
-			}
-		}
-		base := median(msamples[0])
-		if i := slices.Index(modes, cksum.Batched); i >= 0 {
-			base = median(msamples[i])
-		}
-		for mi, m := range modes {
-			g := median(msamples[mi])
-			res.Modes = append(res.Modes, cksumModeResult{Mode: m.String(), CallsPerRecord: calls[mi], GBps: g / 1e9, RatioBatched: g / base})
-		}
+	if len(modes) > 0 && len(records) > 0 {
+		res.Sweep = sweepModes(impls, modes, records, *rounds, *total)
 	}
 
 	if *copyUpd {
@@ -172,6 +174,68 @@ func runCksumBench(args []string) error {
 	printCksumBench(os.Stdout, res)
 	printCopyUpdate(os.Stdout, res.CopyUpdate)
 	return nil
+}
+
+// sweepModes measures every mode at every record size with every
+// implementation, in turns, and gives each cell's ns per record and its
+// ratio to batched at the same size and implementation. The sweep gets
+// about total per implementation.
+func sweepModes(impls []cksum.Impl, modes []cksum.Mode, records []int, rounds int, total time.Duration) []cksumSweepResult {
+	type cell struct{ impl, rec, mode int }
+	samples := map[cell][]float64{}
+	calls := map[cell]int{}
+	bufs := make([][]byte, len(records))
+	for i, n := range records {
+		bufs[i] = make([]byte, n)
+		for j := range bufs[i] {
+			bufs[i][j] = byte(j*151 + 3)
+		}
+	}
+	hdr := func(n int) int { return logbuf.HeaderBlocks(n) * cksum.BlockSize }
+	per := total / time.Duration(len(records)*len(modes)*rounds)
+	for range rounds {
+		for ri, rec := range bufs {
+			for ii, im := range impls {
+				for mi, m := range modes {
+					c := cell{ii, ri, mi}
+					h := hdr(len(rec))
+					var f func()
+					if m == cksum.Inline {
+						// At seal: the header blocks, combined with
+						// the payload's CRC, kept since the copy.
+						pay := im.Update(0, rec[h:])
+						calls[c] = 1
+						f = func() { sink ^= im.Combine(im.Update(0, rec[:h]), pay, len(rec)-h) }
+					} else {
+						_, calls[c] = cksum.Sum(m, im.Update, rec, h)
+						f = func() {
+							crc, _ := cksum.Sum(m, im.Update, rec, h)
+							sink ^= crc
+						}
+					}
+					bps := throughput(per, len(rec), f)
+					samples[c] = append(samples[c], float64(len(rec))/bps*1e9)
+				}
+			}
+		}
+	}
+	batched := slices.Index(modes, cksum.Batched)
+	var out []cksumSweepResult
+	for ii, im := range impls {
+		for ri, n := range records {
+			for mi, m := range modes {
+				c := cell{ii, ri, mi}
+				ns := median(samples[c])
+				r := cksumSweepResult{Impl: im.Name, RecordBytes: n, HeaderBlocks: hdr(n) / cksum.BlockSize, Mode: m.String(),
+					CallsPerRecord: calls[c], NsPerRecord: ns}
+				if batched >= 0 {
+					r.RatioBatched = ns / median(samples[cell{ii, ri, batched}])
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // sink keeps the compiler from dropping the work measured.
@@ -247,14 +311,53 @@ func printCksumBench(w io.Writer, r cksumBenchResult) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	if len(r.Modes) == 0 {
+	if len(r.Sweep) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nchecksum modes on a full %s record (8 header blocks + payload), impl %s\n\n", humanSize(int64(r.RecordBytes)), r.ModeImpl)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tcalls/record\tGB/s\tvs batched\t")
-	for _, m := range r.Modes {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f×\t\n", m.Mode, m.CallsPerRecord, m.GBps, m.RatioBatched)
+	fmt.Fprintln(w, "\nchecksum modes by record size (header blocks: one per 32 KiB), per implementation;")
+	fmt.Fprintln(w, "each cell: crc32c calls per record: ns per record (× batched at that size)")
+	if slices.ContainsFunc(r.Sweep, func(c cksumSweepResult) bool { return c.Mode == cksum.Inline.String() }) {
+		fmt.Fprintln(w, "inline: the work at seal only (header blocks + Combine); its payload is checksummed as it is copied in (CopyUpdate, below)")
+	}
+	var modes []string
+	for _, c := range r.Sweep {
+		if !slices.Contains(modes, c.Mode) {
+			modes = append(modes, c.Mode)
+		}
+	}
+	impl := ""
+	for _, c := range r.Sweep {
+		if c.Impl != impl {
+			if impl != "" {
+				tw.Flush()
+			}
+			impl = c.Impl
+			fmt.Fprintf(w, "\n%s\n", impl)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "record\t")
+			for _, m := range modes {
+				fmt.Fprintf(tw, "%s\t", m)
+			}
+			fmt.Fprintln(tw)
+		}
+		if c.Mode == modes[0] {
+			fmt.Fprintf(tw, "%s\t", humanSize(int64(c.RecordBytes)))
+		}
+		cellText := fmt.Sprintf("%d: %s ns", c.CallsPerRecord, fmtNs(c.NsPerRecord))
+		if c.RatioBatched > 0 && c.Mode != "batched" {
+			cellText += fmt.Sprintf(" (%.2f×)", c.RatioBatched)
+		}
+		fmt.Fprintf(tw, "%s\t", cellText)
+		if c.Mode == modes[len(modes)-1] {
+			fmt.Fprintln(tw)
+		}
 	}
 	tw.Flush()
+}
+
+func fmtNs(ns float64) string {
+	if ns >= 100 {
+		return fmt.Sprintf("%.0f", ns)
+	}
+	return fmt.Sprintf("%.1f", ns)
 }

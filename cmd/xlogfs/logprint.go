@@ -30,6 +30,8 @@ type jsonRecord struct {
 	Len         int      `json:"len"`
 	Size        int      `json:"size,omitempty"`
 	TailLSN     string   `json:"tail_lsn,omitempty"`
+	DurableLSN  string   `json:"durable_lsn,omitempty"` // the durable watermark
+	Restamped   int      `json:"restamped,omitempty"`   // blocks whose cycle word was restored to verify
 	NumOps      int      `json:"num_ops"`
 	CRC         string   `json:"crc"`
 	ComputedCRC string   `json:"computed_crc"`
@@ -61,24 +63,25 @@ type jsonLog struct {
 func runLogprint(args []string) error {
 	fs := newFlags("logprint", "[--ops] [--transactions] [--json] DIR", `
 Prints the store's log from the checkpoint's tail to its head, one line per
-record: LSN (cycle,block), length, op count, stored and computed CRC, status.
+record: LSN (cycle,block), length, op count, stored and computed CRC, the
+durable watermark (the log was durable up to that LSN when the record was
+written), status.
 --ops adds a line per op header (decoding whole regions), --transactions
 prints the transactions the records hold, put back together. The command
 exits with status 1 at a bad record (a torn write or corruption), after
-saying what is wrong and where.`)
+saying what is wrong and where. A mounted store is in use (exit 1); one whose
+unmount is finishing is waited for, up to --wait.`)
 	ops := fs.Bool("ops", false, "print each op header of each record")
 	txs := fs.Bool("transactions", false, "print the transactions, reassembled across records")
 	asJSON := fs.Bool("json", false, "print JSON: an object with a records list")
+	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	rep, err := journal.Inspect(pos[0])
+	rep, err := inspectWaiting(pos[0], *wait, "logprint")
 	if err != nil {
 		return err
-	}
-	if rep.Mounted {
-		fmt.Fprintf(os.Stderr, "xlogfs logprint: %s is mounted: the log may be changing as it is read\n", pos[0])
 	}
 	out := buildLog(pos[0], rep, *ops || *asJSON, *txs)
 	if *asJSON {
@@ -104,6 +107,12 @@ func recordJSON(r *journal.ScannedRecord, withOps bool) jsonRecord {
 		CRC: fmt.Sprintf("%#08x", r.Stored), ComputedCRC: fmt.Sprintf("%#08x", r.Computed), OK: r.Err == nil, Status: "ok"}
 	if r.Header != nil {
 		j.Len, j.Size, j.TailLSN, j.NumOps = int(r.Header.Len), int(r.Header.Size), r.Header.TailLSN.String(), int(r.Header.NumLogOps)
+		if r.Header.Durable != 0 {
+			j.DurableLSN = r.Header.Durable.String()
+		}
+	}
+	if r.Restamped > 0 {
+		j.Restamped, j.Status = r.Restamped, "ok (cycle words restored)"
 	}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
@@ -146,8 +155,8 @@ func buildLog(dir string, rep *journal.LogReport, withOps, withTxs bool) jsonLog
 			j.Status, out.Status, out.Error = "corrupt", "corrupt", rep.Corrupt.Error()
 		default:
 			j.Status, out.Status = "torn", "torn"
-			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write; mounting cuts the log here (%d later in-flight records dropped)",
-				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, len(rep.Later))
+			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write (it may have been in flight: %d record(s) from it on, at most %d in flight); mounting cuts the log here (%d later in-flight records and %d committed transactions dropped)",
+				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
 		}
 		j.OK = false
 		out.Records = append(out.Records, j)
@@ -182,9 +191,13 @@ func buildLog(dir string, rep *journal.LogReport, withOps, withTxs bool) jsonLog
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
 	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)))
-	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s  %s\n", "LSN", "len", "ops", "crc", "computed", "status")
+	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s %-12s  %s\n", "LSN", "len", "ops", "crc", "computed", "durable", "status")
 	for _, r := range l.Records {
-		fmt.Fprintf(w, "%-12s %8d %6d %-10s %-10s  %s\n", r.LSN, r.Len, r.NumOps, r.CRC, r.ComputedCRC, r.Status)
+		durable := r.DurableLSN
+		if durable == "" {
+			durable = "-"
+		}
+		fmt.Fprintf(w, "%-12s %8d %6d %-10s %-10s %-12s  %s\n", r.LSN, r.Len, r.NumOps, r.CRC, r.ComputedCRC, durable, r.Status)
 		if r.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", r.Error)
 		}

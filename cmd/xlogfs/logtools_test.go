@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,8 +90,8 @@ func TestLogprintCheckAndRepair(t *testing.T) {
 		t.Fatalf("check of a sound store: exit %d\n%s", code, out)
 	}
 
-	// Flip a bit in the 20th record: 180 valid records follow, far past
-	// the torn-write window of 2+1 iclogs of 32 KiB.
+	// Flip a bit in the 20th record: every block still carries its cycle,
+	// and 180 valid records follow, whose watermarks cover it.
 	victim := l.Records[20]
 	logPath := filepath.Join(dir, "log")
 	img, err := os.ReadFile(logPath)
@@ -128,4 +130,153 @@ func TestLogprintCheckAndRepair(t *testing.T) {
 		t.Fatalf("mount after repair: %v", err)
 	}
 	fs.Close()
+}
+
+// fsyncedStore makes a store holding n files, each written and fsynced in
+// turn (one log record each), and leaves it as a crash would. It returns
+// the store and the log's records as logprint --json prints them.
+func fsyncedStore(t *testing.T, n int) (string, []jsonRecord) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	if code, _, errs := runCapture(t, "mkfs", "--log-size", "8m", "--logbsize", "32k", dir); code != 0 {
+		t.Fatalf("mkfs: %s", errs)
+	}
+	fs, err := journal.Open(dir, journal.Options{Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		a, err := fs.Create(journal.RootIno, fmt.Sprintf("f%02d", i), journal.ModeReg|0o644, 0, 0, 0, "")
+		if err == nil {
+			_, err = fs.Write(a.Ino, []byte(strings.Repeat("y", 1000)), 0)
+		}
+		if err == nil {
+			err = fs.Fsync(a.Ino, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs.Abandon()
+	code, out, errs := runCapture(t, "logprint", "--json", dir)
+	var l jsonLog
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || len(l.Records) != n {
+		t.Fatalf("logprint of %d fsynced files: exit %d, %v, %d records: %s", n, code, err, len(l.Records), errs)
+	}
+	for i, r := range l.Records[1:] {
+		if r.DurableLSN != l.Records[i].LSN {
+			t.Fatalf("record %s: durable watermark %s, want %s (the record before it, fsynced)", r.LSN, r.DurableLSN, l.Records[i].LSN)
+		}
+	}
+	return dir, l.Records
+}
+
+func damageLog(t *testing.T, dir string, damage func(img []byte)) {
+	t.Helper()
+	path := filepath.Join(dir, "log")
+	img, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage(img)
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mountRefuses runs xlogfs mount --foreground and checks it refuses the
+// store before mounting anything (the mountpoint does not even exist).
+func mountRefuses(t *testing.T, dir string, want ...string) {
+	t.Helper()
+	code, _, errs := runCapture(t, "mount", "--foreground", dir, filepath.Join(t.TempDir(), "no-such-mountpoint"))
+	if code != 1 {
+		t.Fatalf("mount of a corrupt store: exit %d, want 1: %s", code, errs)
+	}
+	for _, w := range append(want, "log corrupt", "not a torn write", "check --repair") {
+		if !strings.Contains(errs, w) {
+			t.Errorf("mount's error %q does not mention %q", errs, w)
+		}
+	}
+}
+
+// TestFortyFsyncedFilesCorrupt is the 40-file case end to end: a flipped
+// payload bit in the 2nd of 40 records (all acknowledged) makes check exit
+// 1 naming the LSN and mount refuse; check --repair lists the 39 files'
+// transactions before it cuts them.
+func TestFortyFsyncedFilesCorrupt(t *testing.T) {
+	dir, recs := fsyncedStore(t, 40)
+	if code, out, _ := runCapture(t, "check", dir); code != 0 || !strings.Contains(out, "metadata: ok") {
+		t.Fatalf("check of the sound store: exit %d\n%s", code, out)
+	}
+	second := recs[1]
+	damageLog(t, dir, func(img []byte) { img[second.Offset+700] ^= 0x10 })
+	code, out, errs := runCapture(t, "check", dir)
+	if code != 1 || !strings.Contains(out, "CORRUPT") || !strings.Contains(out, "log corrupt at LSN "+second.LSN) ||
+		!strings.Contains(out, "78 committed transactions") || !strings.Contains(errs, "not sound") {
+		t.Fatalf("check: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := runCapture(t, "logprint", dir); code != 1 || !strings.Contains(errs, "corrupt at LSN "+second.LSN) {
+		t.Fatalf("logprint: exit %d: %s", code, errs)
+	}
+	mountRefuses(t, dir, "LSN "+second.LSN, fmt.Sprintf("log offset %d", second.Offset), "stored CRC "+second.CRC)
+
+	code, out, _ = runCapture(t, "check", "--repair", dir)
+	lost := strings.Index(out, "Lost with it")
+	done := strings.Index(out, "repair: done")
+	if code != 0 || lost < 0 || done < lost || !strings.Contains(out[lost:done], "78 committed transactions") ||
+		!strings.Contains(out[lost:done], `create ino 41 at 1/"f39"`) {
+		t.Fatalf("check --repair: exit %d\n%s", code, out)
+	}
+	fs, err := journal.Open(dir, journal.Options{Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatalf("mount after repair: %v", err)
+	}
+	defer fs.Close()
+	if r := fs.Recovery(); r.Records != 1 || r.Transactions != 2 {
+		t.Fatalf("after repair: recovery %+v, want the first file's record alone", r)
+	}
+}
+
+// TestLastRecordFlipVersusTear: a flipped bit in the last, fsynced record,
+// every block of which carries its cycle, is corruption (check exits 1,
+// mount refuses); a truly torn last record, one block still holding what
+// the fresh log held there (cycle 0), is cut: check passes, naming it.
+func TestLastRecordFlipVersusTear(t *testing.T) {
+	dir, recs := fsyncedStore(t, 10)
+	last := recs[len(recs)-1]
+	path := filepath.Join(dir, "log")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damageLog(t, dir, func(img []byte) { img[last.Offset+600] ^= 0x04 })
+	if code, out, _ := runCapture(t, "check", dir); code != 1 || !strings.Contains(out, "CORRUPT") ||
+		!strings.Contains(out, "LSN "+last.LSN) || !strings.Contains(out, "every block of it carries its cycle") {
+		t.Fatalf("check of a flipped last record: exit %d\n%s", code, out)
+	}
+	mountRefuses(t, dir, "LSN "+last.LSN)
+
+	torn := bytes.Clone(good)
+	clear(torn[last.Offset+512 : last.Offset+1024])
+	if err := os.WriteFile(path, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCapture(t, "check", dir); code != 0 || !strings.Contains(out, "torn write at LSN "+last.LSN) {
+		t.Fatalf("check of a torn last record: exit %d\n%s", code, out)
+	}
+	code, out, _ := runCapture(t, "logprint", "--json", dir)
+	var l jsonLog
+	json.Unmarshal([]byte(out), &l)
+	if code != 1 || l.Status != "torn" || len(l.Records) != 10 || l.Records[9].Status != "torn" {
+		t.Fatalf("logprint of a torn last record: exit %d, status %s, %d records", code, l.Status, len(l.Records))
+	}
+	var warnings []string
+	fs, err := journal.Open(dir, journal.Options{Logf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatalf("mount of a torn tail: %v", err)
+	}
+	defer fs.Close()
+	if r := fs.Recovery(); r.TornLSN.String() != last.LSN || r.Transactions != 18 || len(warnings) != 1 || !strings.Contains(warnings[0], "torn write") {
+		t.Fatalf("mount of a torn tail: recovery %+v, warnings %q", r, warnings)
+	}
 }

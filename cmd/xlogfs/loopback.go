@@ -33,7 +33,7 @@ uses it as the FUSE baseline it compares xlogfs against.`)
 	rep := newReporter()
 	defer func() {
 		if rep.ready != nil {
-			rep.done(err, os.DevNull)
+			rep.done(err, os.DevNull, "none")
 		}
 	}()
 	if *cpuprofile != "" {
@@ -61,7 +61,7 @@ uses it as the FUSE baseline it compares xlogfs against.`)
 		<-sigs
 		unmountOrDetach(server.Unmount, pos[1], func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
 	}()
-	rep.done(nil, os.DevNull)
+	rep.done(nil, os.DevNull, "none")
 	server.Wait()
 	return nil
 }

@@ -69,7 +69,7 @@ func TestUnknownCommandAndBadFlag(t *testing.T) {
 }
 
 func TestCksumBenchJSON(t *testing.T) {
-	code, out, errs := runCapture(t, "cksum-bench", "--json", "--time", "20ms", "--rounds", "1", "--sizes", "64,4k")
+	code, out, errs := runCapture(t, "cksum-bench", "--json", "--time", "20ms", "--rounds", "1", "--sizes", "64,4k", "--record-sizes", "4k,64k,256k")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -77,8 +77,8 @@ func TestCksumBenchJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
-	if len(res.Impls) < 2 || len(res.Impls[0].Sizes) != 2 || len(res.Modes) != 3 {
-		t.Fatalf("unexpected result shape: %+v", res)
+	if len(res.Impls) < 2 || len(res.Impls[0].Sizes) != 2 || len(res.Sweep) != len(res.Impls)*3*4 {
+		t.Fatalf("unexpected result shape: %d impls, %d sweep cells (want impls × 3 sizes × 4 modes)", len(res.Impls), len(res.Sweep))
 	}
 	for _, im := range res.Impls {
 		for _, s := range im.Sizes {
@@ -87,10 +87,24 @@ func TestCksumBenchJSON(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"batched": 1, "xfs": 9, "sector": 512}
-	for _, m := range res.Modes {
-		if m.CallsPerRecord != want[m.Mode] {
-			t.Errorf("mode %s: %d calls per 256 KiB record, want %d", m.Mode, m.CallsPerRecord, want[m.Mode])
+	// Calls per record: one header block per 32 KiB, so 1, 2 and 8 header
+	// blocks; xfs one call per header block plus the payload, sector one
+	// per 512 bytes, inline one at seal (the header blocks).
+	want := map[string]map[int]int{
+		"batched": {4 << 10: 1, 64 << 10: 1, 256 << 10: 1},
+		"xfs":     {4 << 10: 2, 64 << 10: 3, 256 << 10: 9},
+		"sector":  {4 << 10: 8, 64 << 10: 128, 256 << 10: 512},
+		"inline":  {4 << 10: 1, 64 << 10: 1, 256 << 10: 1},
+	}
+	for _, c := range res.Sweep {
+		if c.CallsPerRecord != want[c.Mode][c.RecordBytes] {
+			t.Errorf("%s %s at %d bytes: %d calls, want %d", c.Impl, c.Mode, c.RecordBytes, c.CallsPerRecord, want[c.Mode][c.RecordBytes])
 		}
+		if c.NsPerRecord <= 0 || c.RatioBatched <= 0 || c.Mode == "batched" && c.RatioBatched != 1 {
+			t.Errorf("%+v: no time measured, or batched not its own reference", c)
+		}
+	}
+	if code, _, _ := runCapture(t, "cksum-bench", "--record-sizes", "1000"); code == 0 {
+		t.Error("a record size that is no multiple of 512 was accepted")
 	}
 }

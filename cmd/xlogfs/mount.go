@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"fmt"
 	"io"
+	"log/syslog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,9 +35,24 @@ transactions are replayed, a torn tail is cut with a warning, corruption is
 refused.
 
 Without --foreground the command returns once the mount answers, leaving the
-daemon running; its later messages go to DIR/xlogfs.log (see --log).
-Unmount with "fusermount3 -u MOUNTPOINT" or SIGINT/SIGTERM to the daemon:
-both checkpoint and write the unmount record.`
+daemon running; its later messages go to DIR/xlogfs.log (see --log) and to
+syslog (see --syslog), since the log file may sit on a full disk.
+Unmount with "xlogfs umount MOUNTPOINT", which returns once the daemon has
+written its unmount record; "fusermount3 -u MOUNTPOINT" and SIGINT/SIGTERM to
+the daemon unmount too, but return before the daemon is done.
+
+A journal that must stop (its log cannot be written; or the log is full and
+the checkpoint that would free it fails, e.g. for lack of space) says so on
+stderr, in syslog, and in "xlogfs stats" (state failed: <reason>). Reads go
+on; every change gets EIO. While only checkpoints fail and the log has room
+the state is "degraded" and changes go on, so that removing files can give
+the space back.
+
+Measuring aids: --flush-latency D makes every log flush and data-file sync
+take exactly D (the real flush, then a wait for the rest of D; a flush
+slower than D by itself is counted as an overrun in .stats), so that fsync
+latency is steady and what the CPU adds to it shows; on a tmpfs store it is
+exact. --cpuprofile-rate raises the profile's sampling rate.`
 
 // readyFD is the descriptor a daemon reports readiness on; its parent
 // passes a pipe there and waits.
@@ -50,6 +66,10 @@ type mountFlags struct {
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
 	ckptInterval, timeout    time.Duration
+	logForce                 time.Duration
+	flushLatency             time.Duration
+	profileRate              int
+	syslog                   string
 }
 
 func runMount(args []string) error {
@@ -68,9 +88,14 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
 	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
+	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
+		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
+	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
+	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
 	pos, err := parse(fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -107,8 +132,19 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 		return o, fmt.Errorf("--cksum-impl: %v", err)
 	}
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
+	o.LogForceInterval = f.logForce
 	if f.ckptInterval <= 0 {
 		return o, fmt.Errorf("--checkpoint-interval must be positive")
+	}
+	if f.logForce <= 0 {
+		return o, fmt.Errorf("--log-force-interval must be positive")
+	}
+	if f.flushLatency < 0 || f.flushLatency > time.Second {
+		return o, fmt.Errorf("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	}
+	o.FlushLatency = f.flushLatency
+	if f.profileRate < 1 || f.profileRate > 100000 {
+		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
 	return o, nil
 }
@@ -157,11 +193,16 @@ func daemonize(args []string, dir, mnt string) error {
 	return fmt.Errorf("the mount daemon exited before the mount was ready (%v)", werr)
 }
 
+// defaultSyslog is the local syslog socket.
+const defaultSyslog = "/dev/log"
+
 // reporter sends messages to the waiting parent until the mount is ready,
-// and to stderr (the log file, for a daemon) afterwards.
+// and to stderr (the log file, for a daemon) afterwards; a daemon's go to
+// syslog too.
 type reporter struct {
-	mu    sync.Mutex
-	ready *os.File // nil in a plain foreground mount
+	mu     sync.Mutex
+	ready  *os.File       // nil in a plain foreground mount
+	syslog *syslog.Writer // a daemon's, once it is ready; nil without one
 }
 
 func newReporter() *reporter {
@@ -184,9 +225,26 @@ func (r *reporter) logf(format string, a ...any) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Info(msg)
+	}
 }
 
-func (r *reporter) done(err error, logPath string) {
+// failed reports a journal that stopped: on stderr, and as an error in
+// syslog, which a full disk under DIR/xlogfs.log cannot keep from the
+// administrator.
+func (r *reporter) failed(mnt string, err error) {
+	msg := fmt.Sprintf("%v; %s takes no more changes (every one gets EIO; reads go on): "+
+		"unmount it, make room or fix the disk, and mount again to recover what the log holds", err, mnt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "%s xlogfs: %s\n", time.Now().Format(time.RFC3339), msg)
+	if r.syslog != nil {
+		r.syslog.Err(msg)
+	}
+}
+
+func (r *reporter) done(err error, logPath, syslogPath string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready == nil {
@@ -195,11 +253,19 @@ func (r *reporter) done(err error, logPath string) {
 	if err != nil {
 		fmt.Fprintf(r.ready, "error %v\n", err)
 	} else {
-		// From here on the daemon's messages go to its log file.
+		// From here on the daemon's messages go to its log file, and
+		// to syslog when there is one.
 		if f, ferr := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); ferr == nil {
 			unix.Dup2(int(f.Fd()), 1)
 			unix.Dup2(int(f.Fd()), 2)
 			f.Close()
+		}
+		if syslogPath != "none" {
+			w, serr := syslog.Dial("unixgram", syslogPath, syslog.LOG_DAEMON|syslog.LOG_INFO, "xlogfs")
+			if serr != nil {
+				fmt.Fprintf(os.Stderr, "%s xlogfs: no syslog (%v): messages go to %s only\n", time.Now().Format(time.RFC3339), serr, logPath)
+			}
+			r.syslog = w
 		}
 		fmt.Fprintf(r.ready, "ready %d\n", os.Getpid())
 	}
@@ -216,7 +282,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	defer func() {
 		if rep.ready != nil {
-			rep.done(err, logPath)
+			rep.done(err, logPath, f.syslog)
 			if err != nil {
 				err = exitCode(1)
 			}
@@ -231,7 +297,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("made a new store in %s", dir)
 	}
 	if f.cpuprofile != "" {
-		stop, err := profiling.StartCPUProfile(f.cpuprofile)
+		stop, err := profiling.StartCPUProfileRate(f.cpuprofile, f.profileRate)
 		if err != nil {
 			return err
 		}
@@ -242,6 +308,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		}()
 	}
 	opts.Logf = rep.logf
+	opts.OnFail = func(err error) { rep.failed(mnt, err) }
 	start := time.Now()
 	jfs, err := journal.Open(dir, opts)
 	if err != nil {
@@ -265,21 +332,31 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		defer srv.Close()
 		rep.logf("pprof at %s", srv.URL())
 	}
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: dir, Debug: f.debug, DirectIO: f.directIO})
+	// The mount table names the store by its absolute path, by which
+	// check, logprint and umount find the store's mount.
+	fsName, err := filepath.Abs(dir)
+	if err != nil {
+		jfs.Close()
+		return err
+	}
+	// SIGINT and SIGTERM are caught before the mount appears: one that
+	// arrives as soon as the mount is visible must unmount cleanly, not kill
+	// the daemon by the default action with the checkpoint unwritten.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
 		rep.logf("%v: unmounting %s", s, mnt)
 		unmountOrDetach(server.Unmount, mnt, rep.logf)
 	}()
-	rep.done(nil, logPath)
+	rep.done(nil, logPath, f.syslog)
 	server.Wait()
-	signal.Stop(sigs)
 	if err := jfs.Close(); err != nil {
 		return fmt.Errorf("unmount of %s: %w", dir, err)
 	}

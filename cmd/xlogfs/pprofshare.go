@@ -71,6 +71,9 @@ func printPprofShare(w io.Writer, s profiling.Share) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "checksum code on the stack\t%.2f s\t%s of CPU\n", s.ChecksumSeconds, percent(s.ChecksumShare))
 	fmt.Fprintf(tw, "labelled phase=checksum\t%.2f s\t%s\n", s.PhaseSeconds, percent(s.PhaseShare))
+	if s.TimingSeconds > 0 {
+		fmt.Fprintf(tw, "timing the checksum (left out above)\t%.2f s\t%s\n", s.TimingSeconds, percent(s.TimingShare))
+	}
 	tw.Flush()
 	if len(s.Modes) == 0 {
 		fmt.Fprintf(w, "\nno samples carry the %s label\n", profiling.LabelMode)

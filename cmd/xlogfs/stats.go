@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/xlogfs/xlogfs/fusefs"
 )
@@ -17,7 +18,10 @@ func runStats(args []string) error {
 Prints the counters of the xlogfs mounted at MOUNTPOINT, read from its
 hidden, read-only .stats file: log forces, records, bytes and crc32c calls
 checksummed, time in checksum, fsyncs per log force, the fsync latency
-histogram, and more, as "name value" lines.`)
+histogram, and more, as "name value" lines. The first, "state", is the
+journal's: ok; "degraded: checkpoint failed: ..." while checkpoints fail but
+the log has room; "failed: <reason>" once it takes no more changes (also
+said on stderr).`)
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -29,6 +33,15 @@ histogram, and more, as "name value" lines.`)
 		}
 		return err
 	}
-	_, err = os.Stdout.Write(b)
-	return err
+	if _, err := os.Stdout.Write(b); err != nil {
+		return err
+	}
+	// The journal's state leads the counters; one that is not "ok" is
+	// also said on stderr, where a script's reader will see it.
+	for _, line := range strings.Split(string(b), "\n") {
+		if state, ok := strings.CutPrefix(line, "state "); ok && state != "ok" {
+			fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", pos[0], state)
+		}
+	}
+	return nil
 }

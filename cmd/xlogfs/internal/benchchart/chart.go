@@ -1,0 +1,292 @@
+// Package benchchart draws xlogfs bench's chart: for the factorial of
+// checksum modes × crc32c implementations, grouped bars (a group per mode,
+// a bar per implementation) of the checksum's share of CPU, throughput and
+// fsync p99, each bar the median over rounds with a whisker for its 95 %
+// confidence interval. Drawn with gonum.org/v1/plot, as SVG and PNG.
+package benchchart
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+)
+
+// panels are the metrics drawn, top to bottom; ratioPanel is the one
+// drawn as the ratio to the reference, on a log scale.
+var panels = []string{"cksum_cpu", ratioPanel, "throughput", "fsync_p99"}
+
+const ratioPanel = "cksum_cpu ÷ reference"
+
+// palette colours the implementations, in the order the bench ran them.
+var palette = []color.RGBA{
+	{0x48, 0x78, 0xa8, 0xff}, {0xd0, 0x70, 0x3c, 0xff}, {0x6a, 0xa8, 0x4f, 0xff},
+	{0x9b, 0x59, 0xb6, 0xff}, {0xc0, 0x39, 0x2b, 0xff}, {0x7f, 0x8c, 0x8d, 0xff},
+}
+
+// Size of the whole chart.
+const (
+	width  = 7 * vg.Inch
+	height = 11 * vg.Inch
+)
+
+// Render draws res's chart and returns it as SVG and PNG.
+func Render(res *benchreport.Results) (svg, png []byte, err error) {
+	plots, err := build(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := vgsvg.New(width, height)
+	draw2(plots, sc)
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return nil, nil, err
+	}
+	ic := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(110))
+	draw2(plots, ic)
+	var pb bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+		return nil, nil, err
+	}
+	return sb.Bytes(), pb.Bytes(), nil
+}
+
+func draw2(plots [][]*plot.Plot, c vg.CanvasSizer) {
+	dc := draw.New(c)
+	// A white background: PNG viewers would show transparency as black.
+	c.SetColor(color.White)
+	var bg vg.Path
+	bg.Move(vg.Point{})
+	bg.Line(vg.Point{X: width})
+	bg.Line(vg.Point{X: width, Y: height})
+	bg.Line(vg.Point{Y: height})
+	bg.Close()
+	c.Fill(bg)
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: 8, PadBottom: 8, PadLeft: 8, PadRight: 8, PadY: 14}
+	cs := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		plots[i][0].Draw(cs[i][0])
+	}
+}
+
+// whiskers are the error bars: a point per bar, with distances down and up.
+type whiskers []struct{ x, y, lo, hi float64 }
+
+func (w whiskers) Len() int                        { return len(w) }
+func (w whiskers) XY(i int) (float64, float64)     { return w[i].x, w[i].y }
+func (w whiskers) YError(i int) (float64, float64) { return w[i].y - w[i].lo, w[i].hi - w[i].y }
+
+func build(res *benchreport.Results) ([][]*plot.Plot, error) {
+	var modes, impls []string
+	cells := map[[2]string]benchreport.Row{}
+	for _, t := range res.Targets {
+		if t.Kind != "xlogfs" {
+			continue
+		}
+		if !contains(modes, t.Mode) {
+			modes = append(modes, t.Mode)
+		}
+		if !contains(impls, t.Impl) {
+			impls = append(impls, t.Impl)
+		}
+		for _, r := range res.Rows {
+			if r.Target == t.Name {
+				cells[[2]string{t.Mode, t.Impl}] = r
+			}
+		}
+	}
+	if len(modes) == 0 {
+		return nil, errors.New("benchchart: no xlogfs targets to draw")
+	}
+	var out [][]*plot.Plot
+	for pi, metric := range panels {
+		if metric == ratioPanel {
+			p, err := ratioPlot(res, modes, impls)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out = append(out, []*plot.Plot{p})
+			}
+			continue
+		}
+		meta, ok := res.MetricByName(metric)
+		if !ok {
+			continue
+		}
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s, %s (median over rounds, whisker: 95 %% CI)", meta.Label, meta.Unit)
+		if pi == 0 {
+			p.Title.Text = fmt.Sprintf("xlogfs bench: %s workload, journal %s, device %s, %d rounds\n%s",
+				res.Config.Workload, res.Config.Journal, res.Config.Device, res.Config.Rounds, p.Title.Text)
+		}
+		p.Y.Min = 0
+		p.X.Label.Text = "checksum mode"
+		const groupWidth = 0.8
+		barW := groupWidth / float64(len(impls))
+		var ws whiskers
+		noCI := false
+		top := 0.0
+		for ii, im := range impls {
+			var bars []plot.Thumbnailer
+			for mi, m := range modes {
+				r, ok := cells[[2]string{m, im}]
+				if !ok {
+					continue
+				}
+				iv, ok := r.Values[metric]
+				if !ok || math.IsNaN(iv.Center) {
+					continue
+				}
+				x0 := float64(mi) - groupWidth/2 + float64(ii)*barW
+				y := iv.Center * meta.Scale
+				poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x0 + barW*0.92, Y: 0}, {X: x0 + barW*0.92, Y: y}, {X: x0, Y: y}})
+				if err != nil {
+					return nil, err
+				}
+				poly.Color = palette[ii%len(palette)]
+				poly.LineStyle.Width = 0
+				p.Add(poly)
+				bars = append(bars, poly)
+				top = max(top, y)
+				if iv.Finite() {
+					ws = append(ws, struct{ x, y, lo, hi float64 }{x0 + barW*0.46, y, iv.Lo * meta.Scale, iv.Hi * meta.Scale})
+					top = max(top, iv.Hi*meta.Scale)
+				} else {
+					noCI = true
+				}
+			}
+			if len(bars) > 0 {
+				p.Legend.Add(im, bars[0])
+			}
+		}
+		if len(ws) > 0 {
+			eb, err := plotter.NewYErrorBars(ws)
+			if err != nil {
+				return nil, err
+			}
+			eb.LineStyle.Width = vg.Points(1.2)
+			eb.CapWidth = vg.Points(6)
+			p.Add(eb)
+		}
+		if noCI {
+			p.Title.Text += fmt.Sprintf("\n(no whisker: fewer than %d rounds)", benchstat.MinRounds())
+		}
+		p.Y.Max = top * 1.3 // room for the legend above the bars
+		if p.Y.Max == 0 {
+			p.Y.Max = 1
+		}
+		p.NominalX(modes...)
+		p.X.Min, p.X.Max = -0.6, float64(len(modes))-0.4
+		p.Legend.Top = true
+		p.Legend.Left = metric == "throughput"
+		out = append(out, []*plot.Plot{p})
+	}
+	return out, nil
+}
+
+// ratioPlot draws each target's checksum CPU ÷ the reference's (the median
+// of the rounds' ratios, whisker its interval) as bars from 1 on a log
+// scale, where ×2 up and ×½ down look alike. Nil without comparisons.
+func ratioPlot(res *benchreport.Results, modes, impls []string) (*plot.Plot, error) {
+	type bar struct {
+		x  float64
+		iv benchstat.Interval
+		ii int
+	}
+	var bars []bar
+	const groupWidth = 0.8
+	barW := groupWidth / float64(len(impls))
+	lo, hi := 1.0, 1.0
+	for _, t := range res.Targets {
+		c, ok := res.Comparison("cksum_cpu", t.Name)
+		if !ok || t.Kind != "xlogfs" || !(c.Ratio > 0) {
+			continue
+		}
+		mi, ii := index(modes, t.Mode), index(impls, t.Impl)
+		iv := c.Interval()
+		bars = append(bars, bar{float64(mi) - groupWidth/2 + float64(ii)*barW, iv, ii})
+		lo, hi = math.Min(lo, iv.Center), math.Max(hi, iv.Center)
+		if iv.Finite() && iv.Lo > 0 {
+			lo, hi = math.Min(lo, iv.Lo), math.Max(hi, iv.Hi)
+		}
+	}
+	if len(bars) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("checksum CPU ÷ %s, same round (median ratio, whisker: 95 %% CI; log scale)", res.Config.Reference)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = lo/1.5, hi*4 // room for the legend above the bars
+	p.X.Label.Text = "checksum mode"
+	var ws whiskers
+	legend := make([]plot.Thumbnailer, len(impls))
+	for _, b := range bars {
+		y := b.iv.Center
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: b.x, Y: 1}, {X: b.x + barW*0.92, Y: 1}, {X: b.x + barW*0.92, Y: y}, {X: b.x, Y: y}})
+		if err != nil {
+			return nil, err
+		}
+		poly.Color = palette[b.ii%len(palette)]
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		legend[b.ii] = poly
+		if b.iv.Finite() && b.iv.Lo > 0 {
+			ws = append(ws, struct{ x, y, lo, hi float64 }{b.x + barW*0.46, y, b.iv.Lo, b.iv.Hi})
+		}
+	}
+	for ii, th := range legend {
+		if th != nil {
+			p.Legend.Add(impls[ii], th)
+		}
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.6, Y: 1}, {X: float64(len(modes)) - 0.4, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	one.LineStyle.Width = vg.Points(0.5)
+	p.Add(one)
+	if len(ws) > 0 {
+		eb, err := plotter.NewYErrorBars(ws)
+		if err != nil {
+			return nil, err
+		}
+		eb.LineStyle.Width = vg.Points(1.2)
+		eb.CapWidth = vg.Points(6)
+		p.Add(eb)
+	}
+	p.NominalX(modes...)
+	p.X.Min, p.X.Max = -0.6, float64(len(modes))-0.4
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+func index(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,464 @@
+package benchreport
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+)
+
+// Metric is one measured quantity of a run, in Run.Values.
+type Metric struct {
+	Name   string  `json:"name"`
+	Label  string  `json:"label"` // for people
+	Unit   string  `json:"unit"`
+	Scale  float64 `json:"scale"` // printed value = stored value × Scale
+	Higher bool    `json:"higher_is_better"`
+	Desc   string  `json:"desc"`
+}
+
+// The metrics a run can have. cksum_cpu is the one the bench is about.
+var allMetrics = []Metric{
+	{Name: "cksum_cpu", Label: "checksum CPU", Unit: "% of CPU", Scale: 100,
+		Desc: "the checksum's share of the daemon's CPU time during the workload, from the journal's counters (CPU time per record) and the daemon's CPU time"},
+	{Name: "throughput", Label: "throughput", Unit: "MB/s", Scale: 1, Higher: true,
+		Desc: "bytes the workload wrote per second (transactions per second for mariadb)"},
+	{Name: "fsync_p99", Label: "fsync p99", Unit: "µs", Scale: 1,
+		Desc: "99th percentile of fsync latency"},
+	{Name: "fsync_p50", Label: "fsync p50", Unit: "µs", Scale: 1,
+		Desc: "median fsync latency"},
+	{Name: "cksum_ns_per_kib", Label: "checksum ns/KiB", Unit: "ns/KiB", Scale: 1,
+		Desc: "checksum CPU time per KiB checksummed"},
+	{Name: "cksum_rec_p50_ns", Label: "checksum ns/record p50", Unit: "ns", Scale: 1,
+		Desc: "median checksum CPU time of a log record"},
+	{Name: "cksum_rec_p99_ns", Label: "checksum ns/record p99", Unit: "ns", Scale: 1,
+		Desc: "99th percentile of a log record's checksum CPU time"},
+	{Name: "force_cksum_share", Label: "checksum share of log-force latency", Unit: "%", Scale: 100,
+		Desc: "the checksum's wall time in log forces over the forces' wall time"},
+	{Name: "cksum_force_ns", Label: "checksum on the force path", Unit: "ns/force", Scale: 1,
+		Desc: "checksum CPU time on the log-force path per log force: the work at seal of the records a force waits for (inline mode's work at copy time is not on it)"},
+	{Name: "cksum_cpu_profile", Label: "checksum CPU (profile)", Unit: "% of CPU", Scale: 100,
+		Desc: "the checksum's share of the daemon's CPU profile, the mount's whole life"},
+	{Name: "p95_ms", Label: "sysbench p95", Unit: "ms", Scale: 1,
+		Desc: "sysbench's 95th percentile transaction latency (mariadb)"},
+}
+
+// MetricByName finds a metric of res (or of the built-in list).
+func (res *Results) MetricByName(name string) (Metric, bool) {
+	for _, ms := range [][]Metric{res.Metrics, allMetrics} {
+		for _, m := range ms {
+			if m.Name == name {
+				return m, true
+			}
+		}
+	}
+	return Metric{}, false
+}
+
+// The metrics compared with the reference, and those attributed to the
+// factors: the question's three.
+var (
+	compared   = []string{"cksum_cpu", "cksum_force_ns", "throughput", "fsync_p99", "fsync_p50", "cksum_ns_per_kib", "cksum_rec_p50_ns", "cksum_rec_p99_ns", "force_cksum_share", "cksum_cpu_profile", "p95_ms"}
+	attributed = []string{"cksum_cpu", "throughput", "fsync_p99"}
+)
+
+// BatchedMode and BestImpl are the levels the factors are measured
+// against: one crc32c call per record, and the fastest kernel. InlineMode
+// is no level of batching (it moves the checksum off the log force rather
+// than changing how its calls are cut): it is compared with batched, and
+// the kernel's effect measured at it, but it takes no part in batching's
+// attribution or the decomposition.
+const (
+	BatchedMode = "batched"
+	BestImpl    = "best"
+	InlineMode  = "inline"
+)
+
+// series returns target's values of metric by round (index round-1), NaN
+// where it has none.
+func (res *Results) series(target, metric string) []float64 {
+	xs := make([]float64, res.Config.Rounds)
+	for i := range xs {
+		xs[i] = math.NaN()
+	}
+	for _, r := range res.Runs {
+		if r.Target != target || r.Round < 1 || r.Round > len(xs) {
+			continue
+		}
+		if v, ok := r.Values[metric]; ok {
+			xs[r.Round-1] = v
+		}
+	}
+	return xs
+}
+
+func (res *Results) has(target, metric string) bool {
+	return slices.ContainsFunc(res.series(target, metric), func(x float64) bool { return !math.IsNaN(x) })
+}
+
+// Target finds a target by name.
+func (res *Results) Target(name string) (Target, bool) {
+	for _, t := range res.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// factorial returns the xlogfs targets' modes and implementations in the
+// order given, and the name of the target for a pair.
+func (res *Results) factorial() (modes, impls []string, name func(mode, impl string) (string, bool)) {
+	cells := map[[2]string]string{}
+	for _, t := range res.Targets {
+		if t.Kind != "xlogfs" {
+			continue
+		}
+		if !slices.Contains(modes, t.Mode) {
+			modes = append(modes, t.Mode)
+		}
+		if !slices.Contains(impls, t.Impl) {
+			impls = append(impls, t.Impl)
+		}
+		cells[[2]string{t.Mode, t.Impl}] = t.Name
+	}
+	return modes, impls, func(m, i string) (string, bool) { n, ok := cells[[2]string{m, i}]; return n, ok }
+}
+
+// bestImpl is the implementation "best" resolved to, or failing that the
+// first one.
+func (res *Results) bestImpl(impls []string) string {
+	for _, t := range res.Targets {
+		if t.Kind == "xlogfs" && t.ImplSpec == BestImpl {
+			return t.Impl
+		}
+	}
+	if slices.Contains(impls, res.Machine.CksumImpl) {
+		return res.Machine.CksumImpl
+	}
+	if len(impls) > 0 {
+		return impls[0]
+	}
+	return ""
+}
+
+// Analyze derives the rows, comparisons, attribution, decomposition and
+// verdict from the runs (replacing any there were).
+func Analyze(res *Results) {
+	res.Metrics = nil
+	for _, m := range allMetrics {
+		if m.Name == "throughput" && res.Config.Workload == "mariadb" {
+			m.Unit, m.Desc = "TPS", "sysbench transactions per second"
+		}
+		if slices.ContainsFunc(res.Runs, func(r Run) bool { _, ok := r.Values[m.Name]; return ok }) {
+			res.Metrics = append(res.Metrics, m)
+		}
+	}
+	res.Rows = nil
+	for _, t := range res.Targets {
+		res.Rows = append(res.Rows, res.row(t))
+	}
+
+	res.Comparisons = nil
+	ref := res.Config.Reference
+	if _, ok := res.Target(ref); ok {
+		for _, m := range compared {
+			for _, t := range res.Targets {
+				if t.Name == ref || !res.has(t.Name, m) || !res.has(ref, m) {
+					continue
+				}
+				iv := benchstat.PairedRatio(res.series(t.Name, m), res.series(ref, m))
+				if iv.N > 0 {
+					res.Comparisons = append(res.Comparisons, comparison(m, t.Name, ref, iv))
+				}
+			}
+		}
+	}
+	if _, ok := res.Target("native"); ok {
+		for _, t := range res.Targets {
+			if t.Name != "native" && res.has(t.Name, "throughput") {
+				iv := benchstat.PairedRatio(res.series(t.Name, "throughput"), res.series("native", "throughput"))
+				if iv.N > 0 {
+					res.Comparisons = append(res.Comparisons, comparison("throughput", t.Name, "native", iv))
+				}
+			}
+		}
+	}
+
+	res.Attribution, res.Decomposition = nil, nil
+	modes, impls, cell := res.factorial()
+	best := res.bestImpl(impls)
+	if len(modes) >= 2 && len(impls) >= 2 && slices.Contains(modes, BatchedMode) {
+		for _, m := range attributed {
+			// Batching at each kernel: M/I → batched/I.
+			for _, im := range impls {
+				to, ok := cell(BatchedMode, im)
+				for _, mode := range modes {
+					from, ok2 := cell(mode, im)
+					if mode == BatchedMode || mode == InlineMode || !ok || !ok2 {
+						continue
+					}
+					res.attribute(m, "batching", im, from, to)
+				}
+			}
+			// The kernel at each mode: M/I → M/best.
+			for _, mode := range modes {
+				to, ok := cell(mode, best)
+				for _, im := range impls {
+					from, ok2 := cell(mode, im)
+					if im == best || !ok || !ok2 {
+						continue
+					}
+					res.attribute(m, "kernel", mode, from, to)
+				}
+			}
+		}
+		for _, m := range []string{"cksum_cpu"} {
+			to, ok := cell(BatchedMode, best)
+			for _, mode := range modes {
+				for _, im := range impls {
+					from, ok1 := cell(mode, im)
+					viaB, ok2 := cell(BatchedMode, im)
+					viaK, ok3 := cell(mode, best)
+					if mode == BatchedMode || mode == InlineMode || im == best || !ok || !ok1 || !ok2 || !ok3 || !res.has(from, m) {
+						continue
+					}
+					d := benchstat.Decompose(res.series(from, m), res.series(viaB, m), res.series(viaK, m), res.series(to, m))
+					res.Decomposition = append(res.Decomposition, Decomposition{Metric: m, From: from, To: to,
+						Total: d.Total, Batching: d.Factor1, Kernel: d.Factor2})
+				}
+			}
+		}
+	}
+	res.Verdict = verdict(res)
+}
+
+func (res *Results) attribute(metric, factor, at, from, to string) {
+	if !res.has(from, metric) || !res.has(to, metric) {
+		return
+	}
+	iv := benchstat.PairedRatio(res.series(to, metric), res.series(from, metric))
+	if iv.N == 0 {
+		return
+	}
+	res.Attribution = append(res.Attribution, Attribution{Metric: metric, Factor: factor, At: at, From: from, To: to,
+		Ratio: iv.Center, CILow: iv.Lo, CIHigh: iv.Hi, Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence})
+}
+
+func (res *Results) row(t Target) Row {
+	row := Row{Target: t.Name, Values: map[string]benchstat.Interval{}}
+	var calls, recBytes, perForce, offCPU []float64
+	var cpuSeconds, profCPU, profCk float64
+	for _, r := range res.Runs {
+		if r.Target != t.Name {
+			continue
+		}
+		row.Rounds++
+		if st := r.Stats; st != nil && st["cksum_records"] > 0 {
+			calls = append(calls, st["cksum_calls"]/st["cksum_records"])
+			recBytes = append(recBytes, st["cksum_bytes"]/st["cksum_records"])
+			perForce = append(perForce, st["fsyncs_per_force"])
+			offCPU = append(offCPU, st["cksum_off_cpu_records"]/st["cksum_records"])
+		}
+		row.ProfileSamples += r.ProfileSamples
+		row.ProfileCksumSamples += r.ProfileCksumSamples
+		profCPU += r.ProfileCPUSeconds
+		profCk += r.ProfileCksumSeconds
+		cpuSeconds += r.DaemonCPU
+	}
+	for _, m := range res.Metrics {
+		if xs := res.series(t.Name, m.Name); res.has(t.Name, m.Name) {
+			row.Values[m.Name] = benchstat.Median(xs)
+		}
+	}
+	row.CallsPerRecord, row.MeanRecordBytes = plainMedian(calls), plainMedian(recBytes)
+	row.FsyncsPerForce, row.OffCPURecords = plainMedian(perForce), plainMedian(offCPU)
+	if profCPU > 0 {
+		row.ProfileShare = profCk / profCPU
+	}
+	if cpuSeconds > 0 {
+		row.ProfileRateHz = float64(row.ProfileSamples) / cpuSeconds
+	}
+	return row
+}
+
+func plainMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return benchstat.Median(xs).Center
+}
+
+// Comparison finds the comparison of target with the reference on metric.
+func (res *Results) Comparison(metric, target string) (Comparison, bool) {
+	for _, c := range res.Comparisons {
+		if c.Metric == metric && c.Target == target && c.Reference == res.Config.Reference {
+			return c, true
+		}
+	}
+	return Comparison{}, false
+}
+
+// verdict says in words what the comparisons found: for each mode other
+// than batched, its cost against batched at the best kernel; for each other
+// kernel, its cost against the best in batched mode; and how the whole
+// change from the slowest corner to batched/best divides between the two.
+func verdict(res *Results) []string {
+	var out []string
+	modes, impls, cell := res.factorial()
+	best := res.bestImpl(impls)
+	effect := func(from, to string, metrics []string) string {
+		var parts []string
+		for _, m := range metrics {
+			if !res.has(from, m) || !res.has(to, m) {
+				continue
+			}
+			iv := benchstat.PairedRatio(res.series(from, m), res.series(to, m))
+			if iv.N == 0 {
+				continue
+			}
+			meta, _ := res.MetricByName(m)
+			parts = append(parts, meta.Label+" "+DescribeRatio(iv))
+		}
+		return strings.Join(parts, "; ")
+	}
+	ms := []string{"cksum_cpu", "throughput", "fsync_p99"}
+	if slices.Contains(modes, BatchedMode) {
+		for _, im := range orderFirst(impls, best) {
+			ref, ok := cell(BatchedMode, im)
+			for _, mode := range modes {
+				t, ok2 := cell(mode, im)
+				if mode == BatchedMode || !ok || !ok2 {
+					continue
+				}
+				mms := ms
+				if mode == InlineMode {
+					// Its point: the checksum off the force path, at
+					// no more checksum CPU in all.
+					mms = []string{"cksum_cpu", "cksum_force_ns", "throughput", "fsync_p99"}
+				}
+				if e := effect(t, ref, mms); e != "" {
+					out = append(out, fmt.Sprintf("%s vs batched (%s): %s.", mode, im, e))
+				}
+			}
+		}
+	}
+	for _, mode := range orderFirst(modes, BatchedMode) {
+		ref, ok := cell(mode, best)
+		for _, im := range impls {
+			t, ok2 := cell(mode, im)
+			if im == best || !ok || !ok2 {
+				continue
+			}
+			if e := effect(t, ref, ms); e != "" {
+				out = append(out, fmt.Sprintf("%s vs %s kernel (%s): %s.", im, best, mode, e))
+			}
+		}
+	}
+	for _, d := range res.Decomposition {
+		if !d.Total.Excludes(1) {
+			out = append(out, fmt.Sprintf("From %s to %s the checksum's CPU share changes %s: no clear change to divide between batching and the kernel.", d.From, d.To, DescribeRatio(d.Total)))
+			continue
+		}
+		out = append(out, fmt.Sprintf("From %s to %s the checksum's CPU share changes %s; of that change (on a log scale, averaged over both orders of the two steps) batching accounts for %s and the kernel for %s.",
+			d.From, d.To, DescribeRatio(d.Total), describeShare(d.Batching), describeShare(d.Kernel)))
+	}
+	if len(out) == 0 {
+		if len(res.Targets) < 2 {
+			return []string{"Only one target: nothing to compare."}
+		}
+		for _, c := range res.Comparisons {
+			if c.Metric == "throughput" || c.Metric == "cksum_cpu" {
+				meta, _ := res.MetricByName(c.Metric)
+				out = append(out, fmt.Sprintf("%s vs %s: %s %s.", c.Target, c.Reference, meta.Label, DescribeRatio(c.Interval())))
+			}
+		}
+	}
+	if res.Config.Rounds < benchstat.MinRounds() {
+		rounds := fmt.Sprintf("%d rounds", res.Config.Rounds)
+		if res.Config.Rounds == 1 {
+			rounds = "1 round"
+		}
+		out = append(out, fmt.Sprintf("With %s no interval is finite (it takes %d at %.0f %%): nothing can be significant; run more rounds.",
+			rounds, benchstat.MinRounds(), 100*benchstat.Confidence))
+	}
+	return out
+}
+
+func orderFirst(xs []string, first string) []string {
+	out := []string{}
+	if slices.Contains(xs, first) {
+		out = append(out, first)
+	}
+	for _, x := range xs {
+		if x != first {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// DescribeRatio puts a ratio and its interval in words: "+51 % (95 % CI
+// +44…+58 %)", "×12.9 (95 % CI ×12.1…×13.6)", with ", not significant"
+// when the interval holds 1 and "(too few rounds for an interval)" when
+// there is none.
+func DescribeRatio(iv benchstat.Interval) string {
+	mult := iv.Center > 2 || iv.Center < 0.5 && iv.Center > 0
+	f := func(r float64) string {
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return "?"
+		}
+		if mult {
+			return "×" + trimFloat(r)
+		}
+		return signedPct(r)
+	}
+	s := f(iv.Center)
+	if !mult {
+		s += " %"
+	}
+	if !iv.Finite() {
+		return s + " (too few rounds for an interval), not significant"
+	}
+	ci := fmt.Sprintf("%s…%s", f(iv.Lo), f(iv.Hi))
+	if !mult {
+		ci += " %"
+	}
+	s += fmt.Sprintf(" (%.0f %% CI %s)", 100*benchstat.Confidence, ci)
+	if !iv.Excludes(1) {
+		s += ", not significant"
+	}
+	return s
+}
+
+func describeShare(iv benchstat.Interval) string {
+	if !iv.Finite() {
+		return fmt.Sprintf("%.0f %% (no interval)", 100*iv.Center)
+	}
+	return fmt.Sprintf("%.0f %% (%.0f…%.0f %%)", 100*iv.Center, 100*iv.Lo, 100*iv.Hi)
+}
+
+// signedPct is (r-1) as a signed percentage: +51, −1.2, +0.0.
+func signedPct(r float64) string {
+	p := 100 * (r - 1)
+	prec := 1
+	if math.Abs(p) >= 10 {
+		prec = 0
+	}
+	s := fmt.Sprintf("%+.*f", prec, p)
+	return strings.Replace(s, "-", "−", 1)
+}
+
+func trimFloat(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	case x >= 0.1:
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.3f", x)
+}

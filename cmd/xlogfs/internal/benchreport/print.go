@@ -1,0 +1,395 @@
+package benchreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+)
+
+// Print writes the whole report: header, table, comparisons, attribution,
+// verdict, warnings.
+func Print(w io.Writer, res *Results) {
+	PrintHeader(w, res)
+	fmt.Fprintln(w)
+	PrintTable(w, res)
+	if len(res.Comparisons) > 0 {
+		fmt.Fprintln(w)
+		PrintComparisons(w, res)
+	}
+	if len(res.Attribution) > 0 {
+		fmt.Fprintln(w)
+		PrintAttribution(w, res)
+	}
+	fmt.Fprintln(w)
+	PrintVerdict(w, res)
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+}
+
+// PrintHeader says what ran where.
+func PrintHeader(w io.Writer, res *Results) {
+	c := res.Config
+	dev := c.Device
+	if c.FlushLatency > 0 {
+		dev += fmt.Sprintf(", every flush %v", c.FlushLatency)
+	}
+	fmt.Fprintf(w, "xlogfs bench: workload %s, journal %s, device %s, %d clients, %v per run, %d rounds in random order (seed %d)\n",
+		c.Workload, c.Journal, dev, c.Clients, c.Duration, c.Rounds, c.Seed)
+	m := res.Machine
+	fmt.Fprintf(w, "machine: %s, %d CPUs, kernel %s, %s, fastest crc32c %s\n", m.CPU, m.CPUs, m.Kernel, m.Go, m.CksumImpl)
+}
+
+// PrintTable writes a row per target: medians over rounds, and for the
+// checksum's CPU share its interval, its ratio to the reference and the
+// profile's view with the samples behind it.
+func PrintTable(w io.Writer, res *Results) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tput, _ := res.MetricByName("throughput")
+	head := []string{"target", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "profile % (samples)"}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range res.Rows {
+		v := func(m, format string) string {
+			iv, ok := r.Values[m]
+			if !ok || math.IsNaN(iv.Center) {
+				return "–"
+			}
+			meta, _ := res.MetricByName(m)
+			return fmt.Sprintf(format, iv.Center*meta.Scale)
+		}
+		row := []string{r.Target, v("throughput", "%.1f"), v("fsync_p50", "%.0f") + " / " + v("fsync_p99", "%.0f")}
+		if _, ok := r.Values["cksum_cpu"]; !ok {
+			row = append(row, "–", "–", "–", "–", "–", "–", "–", "–")
+			if r.ProfileSamples > 0 {
+				row = append(row, fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)))
+			} else {
+				row = append(row, "–")
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			continue
+		}
+		share := r.Values["cksum_cpu"]
+		shareText := fmt.Sprintf("%.3f", 100*share.Center)
+		if share.Finite() {
+			shareText += fmt.Sprintf(" (%.3f–%.3f)", 100*share.Lo, 100*share.Hi)
+		}
+		vsRef := "–"
+		if c, ok := res.Comparison("cksum_cpu", r.Target); ok {
+			vsRef = ratioText(c.Interval())
+		} else if r.Target == res.Config.Reference {
+			vsRef = "1 (reference)"
+		}
+		row = append(row, fmt.Sprintf("%.1f", r.CallsPerRecord), fmt.Sprintf("%.1f", r.MeanRecordBytes/1024),
+			v("cksum_rec_p50_ns", "%.0f")+" / "+v("cksum_rec_p99_ns", "%.0f"), v("cksum_ns_per_kib", "%.1f"),
+			v("cksum_force_ns", "%.0f"), v("force_cksum_share", "%.2f"), shareText, vsRef,
+			fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nmedians over the rounds. cksum % CPU: checksum CPU time ÷ the daemon's CPU time during the workload (journal counters);")
+	fmt.Fprintln(w, "× reference: median of the rounds' ratios with its 95 % interval, * where it excludes 1;")
+	fmt.Fprintln(w, "ns/force: checksum CPU time on the log-force path per force (at seal); % of force: the checksum's share of log-force latency;")
+	fmt.Fprintln(w, "cksum ns/rec, ns/KiB and % CPU count all the checksum work, inline mode's at copy time too (which includes the copy it fuses);")
+	fmt.Fprintln(w, "profile: checksum share of all rounds' CPU profiles (checksum samples/samples).")
+	var rates []string
+	for _, r := range res.Rows {
+		if r.ProfileRateHz > 0 {
+			rates = append(rates, fmt.Sprintf("%.0f", r.ProfileRateHz))
+		}
+	}
+	if len(rates) > 0 && res.Config.ProfileRate > 0 {
+		fmt.Fprintf(w, "profile: %d Hz asked; samples per second of daemon CPU reached: %s (Linux samples a thread at most once per scheduler tick).\n",
+			res.Config.ProfileRate, strings.Join(rates, ", "))
+	}
+	off := 0.0
+	for _, r := range res.Rows {
+		off = max(off, r.OffCPURecords)
+	}
+	if off > 0 {
+		fmt.Fprintf(w, "records whose thread lost its CPU mid-checksum, timed by its CPU clock instead: up to %.2f %% of a target's.\n", 100*off)
+	}
+	if src := fsyncSource(res); src != "" {
+		fmt.Fprintf(w, "fsync latency: %s.\n", src)
+	}
+}
+
+func fsyncSource(res *Results) string {
+	for _, r := range res.Runs {
+		switch r.FsyncSource {
+		case "client":
+			return "measured by the clients around fsync(2)"
+		case "filesystem":
+			return "measured inside the filesystem (its .stats histogram, 12.5 % buckets)"
+		}
+	}
+	return ""
+}
+
+// ratioText is "1.51 [1.44, 1.58]*" (* when significant).
+func ratioText(iv benchstat.Interval) string {
+	if !iv.Finite() {
+		return fmt.Sprintf("%s [no CI]", trimFloat(iv.Center))
+	}
+	s := fmt.Sprintf("%s [%s, %s]", trimFloat(iv.Center), trimFloat(iv.Lo), trimFloat(iv.Hi))
+	if iv.Excludes(1) {
+		s += "*"
+	}
+	return s
+}
+
+func count(n int64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// PrintComparisons writes every target against the reference, per metric.
+func PrintComparisons(w io.Writer, res *Results) {
+	fmt.Fprintf(w, "each target ÷ %s, same round (median ratio, 95 %% CI; * significant: the interval excludes 1)\n\n", res.Config.Reference)
+	printRatioTable(w, res, res.Comparisons, func(c Comparison) (string, string) { return c.Target, c.Reference })
+}
+
+func printRatioTable(w io.Writer, res *Results, cs []Comparison, rowCol func(Comparison) (string, string)) {
+	var metrics, rows []string
+	cell := map[[2]string]string{}
+	for _, c := range cs {
+		if !slices.Contains(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+		r, ref := rowCol(c)
+		key := r + " vs " + ref
+		if !slices.Contains(rows, key) {
+			rows = append(rows, key)
+		}
+		cell[[2]string{key, c.Metric}] = ratioText(c.Interval())
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{""}
+	for _, m := range metrics {
+		meta, _ := res.MetricByName(m)
+		head = append(head, meta.Label)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		line := []string{r}
+		for _, m := range metrics {
+			if v, ok := cell[[2]string{r, m}]; ok {
+				line = append(line, v)
+			} else {
+				line = append(line, "–")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+// PrintAttribution writes the effect of batching at each kernel and of the
+// kernel at each mode, and the decomposition.
+func PrintAttribution(w io.Writer, res *Results) {
+	fmt.Fprintln(w, "attribution: the effect of one factor with the other held (ratio after ÷ before, same round, 95 % CI)")
+	fmt.Fprintln(w)
+	var cs []Comparison
+	label := map[string]string{}
+	for _, a := range res.Attribution {
+		var key string
+		if a.Factor == "batching" {
+			key = fmt.Sprintf("batching at %s: %s → batched", a.At, modeOf(res, a.From))
+		} else {
+			key = fmt.Sprintf("kernel at %s: %s → %s", a.At, implOf(res, a.From), implOf(res, a.To))
+		}
+		label[a.From+"|"+a.To] = key
+		cs = append(cs, Comparison{Metric: a.Metric, Target: a.From, Reference: a.To, Ratio: a.Ratio, CILow: a.CILow, CIHigh: a.CIHigh, Rounds: a.Rounds, Confidence: a.Confidence})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var metrics, rows []string
+	cell := map[[2]string]string{}
+	for _, c := range cs {
+		if !slices.Contains(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+		key := label[c.Target+"|"+c.Reference]
+		if !slices.Contains(rows, key) {
+			rows = append(rows, key)
+		}
+		cell[[2]string{key, c.Metric}] = ratioText(c.Interval())
+	}
+	head := []string{""}
+	for _, m := range metrics {
+		meta, _ := res.MetricByName(m)
+		head = append(head, meta.Label)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		line := []string{r}
+		for _, m := range metrics {
+			v, ok := cell[[2]string{r, m}]
+			if !ok {
+				v = "–"
+			}
+			line = append(line, v)
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
+	}
+	tw.Flush()
+	if len(res.Decomposition) > 0 {
+		fmt.Fprintln(w, "\nshare of the change in checksum CPU due to each factor (log scale, averaged over both orders; median and 95 % CI over rounds)")
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "from → to\ttotal ratio\tbatching\tkernel\t")
+		for _, d := range res.Decomposition {
+			fmt.Fprintf(tw, "%s → %s\t%s\t%s\t%s\t\n", d.From, d.To, ratioText(d.Total), describeShare(d.Batching), describeShare(d.Kernel))
+		}
+		tw.Flush()
+	}
+}
+
+func modeOf(res *Results, target string) string {
+	if t, ok := res.Target(target); ok {
+		return t.Mode
+	}
+	return target
+}
+
+func implOf(res *Results, target string) string {
+	if t, ok := res.Target(target); ok {
+		return t.Impl
+	}
+	return target
+}
+
+// PrintVerdict writes the verdict, one finding a line.
+func PrintVerdict(w io.Writer, res *Results) {
+	fmt.Fprintln(w, "verdict:")
+	for _, v := range res.Verdict {
+		fmt.Fprintf(w, "  %s\n", v)
+	}
+}
+
+// WriteBenchfmt writes every run in Go's benchmark format, one line per
+// target and round, so that benchstat can compare two runs or two machines
+// (e.g. "benchstat -col /mode bench.txt", or "benchstat old/bench.txt
+// new/bench.txt"). Target names become sub-benchmark keys: mode=, impl=
+// (the name asked for, so best matches best on another CPU) and kernel=.
+func WriteBenchfmt(w io.Writer, res *Results) {
+	c := res.Config
+	fmt.Fprintf(w, "goos: linux\ncpu: %s\npkg: github.com/xlogfs/xlogfs/bench\n", res.Machine.CPU)
+	fmt.Fprintf(w, "workload: %s\njournal: %s\ndevice: %s\nflush-latency: %v\nclients: %d\nrun-time: %v\nseed: %d\n",
+		c.Workload, c.Journal, c.Device, c.FlushLatency, c.Clients, c.Duration, c.Seed)
+	units := []struct{ metric, unit string }{
+		{"throughput", "MB/s"}, {"cksum_cpu", "cksum-cpu-%"}, {"fsync_p50", "fsync-p50-µs"}, {"fsync_p99", "fsync-p99-µs"},
+		{"cksum_ns_per_kib", "cksum-ns/KiB"}, {"cksum_rec_p50_ns", "cksum-rec-p50-ns"}, {"cksum_rec_p99_ns", "cksum-rec-p99-ns"},
+		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
+		{"cksum_force_ns", "cksum-force-ns"},
+	}
+	if c.Workload == "mariadb" {
+		units[0].unit = "TPS"
+	}
+	runs := slices.Clone(res.Runs)
+	slices.SortStableFunc(runs, func(a, b Run) int { return a.Round - b.Round })
+	for _, r := range runs {
+		t, _ := res.Target(r.Target)
+		name := "BenchmarkXlogfs/target=" + t.Kind
+		if t.Kind == "xlogfs" {
+			name = fmt.Sprintf("BenchmarkXlogfs/mode=%s/impl=%s/kernel=%s", t.Mode, t.ImplSpec, t.Impl)
+		}
+		line := fmt.Sprintf("%s\t%d", name, max(r.Ops, 1))
+		for _, u := range units {
+			v, ok := r.Values[u.metric]
+			if !ok || math.IsNaN(v) {
+				continue
+			}
+			meta, _ := res.MetricByName(u.metric)
+			line += fmt.Sprintf("\t%.6g %s", v*meta.Scale, u.unit)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// Compare writes two saved runs side by side: each target's medians in
+// both, the ratio b ÷ a with the U test's p-value (the runs are not paired
+// rounds, so no interval), and the two runs' comparisons with their own
+// references. Targets are matched by name, else by mode and the
+// implementation asked for (so batched/best on one CPU meets batched/best on
+// another whatever its kernel is called).
+func Compare(w io.Writer, a, b *Results, nameA, nameB string) {
+	fmt.Fprintf(w, "A: %s\n   ", nameA)
+	PrintHeader(w, a)
+	fmt.Fprintf(w, "B: %s\n   ", nameB)
+	PrintHeader(w, b)
+	fmt.Fprintln(w)
+	metrics := []string{"throughput", "cksum_cpu", "cksum_force_ns", "fsync_p99", "cksum_ns_per_kib"}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target\tmetric\tA median\tB median\tB ÷ A\tp (U test)\t")
+	for _, ta := range a.Targets {
+		tb, ok := match(b, ta)
+		if !ok {
+			continue
+		}
+		for _, m := range metrics {
+			if !a.has(ta.Name, m) || !b.has(tb.Name, m) {
+				continue
+			}
+			meta, _ := a.MetricByName(m)
+			xa, xb := a.series(ta.Name, m), b.series(tb.Name, m)
+			ratio, p := benchstat.Unpaired(xa, xb)
+			sig := ""
+			if p < benchstat.Alpha {
+				sig = "*"
+			}
+			name := ta.Name
+			if tb.Name != ta.Name {
+				name += " ~ " + tb.Name
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s%s\t%.3f\t\n", name, meta.Label,
+				benchstat.Median(xa).Center*meta.Scale, benchstat.Median(xb).Center*meta.Scale, trimFloat(ratio), sig, p)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n* p < %.2f: the two runs differ (Mann-Whitney U test over their rounds).\n", benchstat.Alpha)
+
+	fmt.Fprintln(w, "\neach run's own comparisons with its reference (median ratio, 95 % CI):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "comparison\tmetric\tA\tB\t")
+	for _, ca := range a.Comparisons {
+		if ca.Metric != "cksum_cpu" && ca.Metric != "throughput" && ca.Metric != "fsync_p99" {
+			continue
+		}
+		ta, _ := a.Target(ca.Target)
+		ra, _ := a.Target(ca.Reference)
+		tb, ok1 := match(b, ta)
+		rb, ok2 := match(b, ra)
+		bText := "–"
+		if ok1 && ok2 {
+			for _, cb := range b.Comparisons {
+				if cb.Metric == ca.Metric && cb.Target == tb.Name && cb.Reference == rb.Name {
+					bText = ratioText(cb.Interval())
+				}
+			}
+		}
+		meta, _ := a.MetricByName(ca.Metric)
+		fmt.Fprintf(tw, "%s vs %s\t%s\t%s\t%s\t\n", ca.Target, ca.Reference, meta.Label, ratioText(ca.Interval()), bText)
+	}
+	tw.Flush()
+}
+
+func match(res *Results, t Target) (Target, bool) {
+	if u, ok := res.Target(t.Name); ok {
+		return u, true
+	}
+	for _, u := range res.Targets {
+		if u.Kind == t.Kind && u.Mode == t.Mode && u.ImplSpec != "" && u.ImplSpec == t.ImplSpec {
+			return u, true
+		}
+	}
+	return Target{}, false
+}

@@ -1,0 +1,274 @@
+// Package benchreport is what xlogfs bench writes and reads back: the
+// results.json schema (every target's raw values in every round, and what
+// is derived from them), the analysis (per-target medians, comparisons with
+// the reference target, the attribution to batching and to the kernel, the
+// verdict in words), and its outputs: the tables, bench.txt in Go's
+// benchmark format, and the comparison of two saved runs.
+package benchreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+)
+
+// Config is how a bench was run.
+type Config struct {
+	Modes        []string      `json:"modes"`
+	Impls        []string      `json:"impls"` // as asked: best, stdlib, generic, or a kernel's name
+	Baselines    []string      `json:"baselines,omitempty"`
+	Workload     string        `json:"workload"`
+	Journal      string        `json:"journal"`
+	Device       string        `json:"device"` // disk or ram
+	FlushLatency time.Duration `json:"flush_latency_ns"`
+	Duration     time.Duration `json:"duration_ns"`
+	Clients      int           `json:"clients"`
+	Rounds       int           `json:"rounds"`
+	Seed         uint64        `json:"seed"`      // of the rounds' random orders
+	Reference    string        `json:"reference"` // the target others are compared with
+	ProfileRate  int           `json:"profile_rate_hz"`
+	WriteSize    int           `json:"write_size"`
+	Out          string        `json:"out"`
+	MountFlags   []string      `json:"mount_flags,omitempty"` // extra flags for every xlogfs mount
+	Tables       int           `json:"tables,omitempty"`
+	TableSize    int           `json:"table_size,omitempty"`
+}
+
+// Machine is where a bench ran.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	CPUs      int    `json:"cpus"`
+	Go        string `json:"go"`
+	Kernel    string `json:"kernel"`
+	CksumImpl string `json:"cksum_impl"` // the fastest kernel here ("best")
+}
+
+// Target is one thing measured: an xlogfs mount with one checksum mode and
+// one crc32c implementation, or a baseline.
+type Target struct {
+	Name     string `json:"name"` // MODE/IMPL, or the baseline's name
+	Kind     string `json:"kind"` // xlogfs, loopback or native
+	Mode     string `json:"mode,omitempty"`
+	Impl     string `json:"impl,omitempty"`      // the implementation's name
+	ImplSpec string `json:"impl_spec,omitempty"` // as asked (best, generic, ...)
+}
+
+// Run is one target in one round.
+type Run struct {
+	Target string `json:"target"`
+	Round  int    `json:"round"` // from 1
+	Order  int    `json:"order"` // place in its round's random order, from 1
+	// Values are the metrics' raw values (see Metrics), absent where the
+	// target cannot have one (a baseline has no checksum).
+	Values      map[string]float64 `json:"values"`
+	Seconds     float64            `json:"seconds"`
+	Bytes       int64              `json:"bytes"`
+	Ops         int64              `json:"ops"`
+	FsyncSource string             `json:"fsync_latency_source,omitempty"` // client or filesystem
+	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats after the workload
+	DaemonCPU   float64            `json:"daemon_cpu_seconds,omitempty"`
+	Profile     string             `json:"profile,omitempty"`
+	// CPU samples in the profile, and those with checksum code on the stack.
+	ProfileSamples      int64              `json:"profile_samples,omitempty"`
+	ProfileCksumSamples int64              `json:"profile_cksum_samples,omitempty"`
+	ProfileCPUSeconds   float64            `json:"profile_cpu_seconds,omitempty"`
+	ProfileCksumSeconds float64            `json:"profile_cksum_seconds,omitempty"`
+	Extra               map[string]float64 `json:"extra,omitempty"` // workload-specific (tps, p95_ms, ...)
+}
+
+// Results is results.json.
+type Results struct {
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	Machine Machine   `json:"machine"`
+	Config  Config    `json:"config"`
+	Targets []Target  `json:"targets"`
+	Runs    []Run     `json:"runs"`
+
+	// Derived from Runs by Analyze.
+	Metrics       []Metric        `json:"metrics"`
+	Rows          []Row           `json:"rows"`
+	Comparisons   []Comparison    `json:"comparisons"`
+	Attribution   []Attribution   `json:"attribution,omitempty"`
+	Decomposition []Decomposition `json:"decomposition,omitempty"`
+	Verdict       []string        `json:"verdict"`
+	Warnings      []string        `json:"warnings,omitempty"`
+}
+
+// Row is one target's summary over its rounds.
+type Row struct {
+	Target string `json:"target"`
+	Rounds int    `json:"rounds"`
+	// Median and interval of each metric's raw values over the rounds.
+	Values          map[string]benchstat.Interval `json:"values"`
+	CallsPerRecord  float64                       `json:"crc_calls_per_record,omitempty"`
+	MeanRecordBytes float64                       `json:"mean_record_bytes,omitempty"`
+	FsyncsPerForce  float64                       `json:"fsyncs_per_force,omitempty"`
+	OffCPURecords   float64                       `json:"off_cpu_records,omitempty"` // median share of records timed off the CPU
+	// The rounds' profiles together: samples, checksum samples, and the
+	// checksum's share of the samples' CPU time.
+	ProfileSamples      int64   `json:"profile_samples,omitempty"`
+	ProfileCksumSamples int64   `json:"profile_cksum_samples,omitempty"`
+	ProfileShare        float64 `json:"profile_share,omitempty"`
+	ProfileRateHz       float64 `json:"profile_rate_hz,omitempty"` // samples per second of the daemon's CPU time: the rate reached
+}
+
+// Comparison is a target against a reference, on one metric: the median
+// of the rounds' ratios target ÷ reference and its interval.
+type Comparison struct {
+	Metric      string  `json:"metric"`
+	Target      string  `json:"target"`
+	Reference   string  `json:"reference"`
+	Ratio       float64 `json:"ratio"`
+	CILow       float64 `json:"ci_low"`
+	CIHigh      float64 `json:"ci_high"`
+	Significant bool    `json:"significant"`
+	Rounds      int     `json:"rounds"`
+	Confidence  float64 `json:"confidence"`
+}
+
+func comparison(metric, target, ref string, iv benchstat.Interval) Comparison {
+	return Comparison{Metric: metric, Target: target, Reference: ref, Ratio: iv.Center, CILow: iv.Lo, CIHigh: iv.Hi,
+		Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence}
+}
+
+// Interval is the comparison's ratio and interval.
+func (c Comparison) Interval() benchstat.Interval {
+	return benchstat.Interval{Center: c.Ratio, Lo: c.CILow, Hi: c.CIHigh, N: c.Rounds, Confidence: c.Confidence}
+}
+
+// Attribution is the effect of one factor with the other held: of batching
+// (From is a mode other than batched, To batched, both at kernel At), or of
+// the kernel (From another implementation, To the best, both in mode At).
+// Ratio is To ÷ From per round, its median and interval.
+type Attribution struct {
+	Metric      string  `json:"metric"`
+	Factor      string  `json:"factor"` // batching or kernel
+	At          string  `json:"at"`     // the level the other factor is held at
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	Ratio       float64 `json:"ratio"`
+	CILow       float64 `json:"ci_low"`
+	CIHigh      float64 `json:"ci_high"`
+	Significant bool    `json:"significant"`
+	Rounds      int     `json:"rounds"`
+	Confidence  float64 `json:"confidence"`
+}
+
+// Interval is the attribution's ratio and interval.
+func (a Attribution) Interval() benchstat.Interval {
+	return benchstat.Interval{Center: a.Ratio, Lo: a.CILow, Hi: a.CIHigh, N: a.Rounds, Confidence: a.Confidence}
+}
+
+// Decomposition splits the change of a metric from From (a mode other than
+// batched, an implementation other than the best) to To (batched, the best)
+// into the shares of batching and of the kernel (see
+// benchstat.Decompose).
+type Decomposition struct {
+	Metric   string             `json:"metric"`
+	From     string             `json:"from"`
+	To       string             `json:"to"`
+	Total    benchstat.Interval `json:"total"`
+	Batching benchstat.Interval `json:"batching_share"`
+	Kernel   benchstat.Interval `json:"kernel_share"`
+}
+
+// MarshalJSON writes infinite bounds as null.
+func (c Comparison) MarshalJSON() ([]byte, error) {
+	type plain Comparison
+	return json.Marshal(struct {
+		plain
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}{plain(c), finiteOrNil(c.CILow), finiteOrNil(c.CIHigh)})
+}
+
+// UnmarshalJSON reads null bounds as infinities.
+func (c *Comparison) UnmarshalJSON(b []byte) error {
+	type plain Comparison
+	var v struct {
+		plain
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Comparison(v.plain)
+	c.CILow, c.CIHigh = bound(v.CILow, math.Inf(-1)), bound(v.CIHigh, math.Inf(1))
+	return nil
+}
+
+// MarshalJSON writes infinite bounds as null.
+func (a Attribution) MarshalJSON() ([]byte, error) {
+	type plain Attribution
+	return json.Marshal(struct {
+		plain
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}{plain(a), finiteOrNil(a.CILow), finiteOrNil(a.CIHigh)})
+}
+
+// UnmarshalJSON reads null bounds as infinities.
+func (a *Attribution) UnmarshalJSON(b []byte) error {
+	type plain Attribution
+	var v struct {
+		plain
+		CILow  *float64 `json:"ci_low"`
+		CIHigh *float64 `json:"ci_high"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = Attribution(v.plain)
+	a.CILow, a.CIHigh = bound(v.CILow, math.Inf(-1)), bound(v.CIHigh, math.Inf(1))
+	return nil
+}
+
+func bound(p *float64, null float64) float64 {
+	if p == nil {
+		return null
+	}
+	return *p
+}
+
+func finiteOrNil(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// Load reads DIR/results.json.
+func Load(dir string) (*Results, error) {
+	path := dir
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		path = filepath.Join(dir, "results.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(r.Runs) == 0 || len(r.Targets) == 0 {
+		return nil, fmt.Errorf("%s: no runs or targets: not the results of xlogfs bench", path)
+	}
+	return &r, nil
+}
+
+// Save writes res as DIR/results.json.
+func Save(dir string, res *Results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644)
+}

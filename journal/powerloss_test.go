@@ -1,0 +1,808 @@
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xlogfs/xlogfs/cksum"
+)
+
+// The whole-store power-loss test. The store lives on a CrashFS, so a
+// power cut takes everything the host filesystem had not made durable: log
+// writes, data files, the checkpoint file and its rename, data directory
+// entries, what mkfs wrote. Crash images are taken between operations and
+// in the middle of any store call (the CrashFS hook), by the foreground or
+// by the log writer and the checkpointer; each is checked as `xlogfs
+// check` would, mounted, and compared with what had been acknowledged.
+
+// powerLossStates is how many crash states the test recovers: 2,000 in
+// `make test`, more with XLOGFS_POWERLOSS_STATES (make crashtest).
+func powerLossStates(t *testing.T) int {
+	if s := os.Getenv("XLOGFS_POWERLOSS_STATES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("XLOGFS_POWERLOSS_STATES=%q: %v", s, err)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 300
+	}
+	return 2000
+}
+
+func powerLossSeed(t *testing.T) uint64 {
+	if s := os.Getenv("XLOGFS_POWERLOSS_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("XLOGFS_POWERLOSS_SEED=%q: %v", s, err)
+		}
+		return n
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// A damage source changes a crash image before it is mounted (media
+// faults: flipped bits, zeroed or stale blocks). It reports whether the
+// image may then be refused as corrupt; a refusal must then be a
+// *CorruptionError that check agrees with, never a silent loss. The
+// power-loss test runs every source in powerDamage on a share of its
+// states; a power cut alone must always mount.
+type damageSource interface {
+	name() string
+	damage(r *rand.Rand, img *CrashFS, dir string) (mayRefuse bool)
+}
+
+// powerDamage lists the damage sources the power-loss test combines with
+// power cuts (none yet: the media faults of the randomized crash test plug
+// in here).
+var powerDamage []damageSource
+
+// fileChange is bytes an operation put into a file: written data, or the
+// zeros of a hole, a punch or an extension. A shrinking truncate puts zeros
+// past its cut for whatever later grows the file again, but only once it is
+// in the log (it is made durable before the data file is cut): tid is then
+// its transaction, and a crash state recovered to before it must not show
+// those zeros.
+type fileChange struct {
+	off  int64
+	data []byte
+	tid  uint32
+}
+
+// fileAck is a file's content when an fsync or fdatasync of it returned,
+// and the changes made to it since (append-only; a crash state keeps how
+// many it had).
+type fileAck struct {
+	content []byte
+	since   []fileChange
+}
+
+// fileOracle is what the test knows of one regular file.
+type fileOracle struct {
+	content []byte   // what reading it returns now
+	ack     *fileAck // nil: never acknowledged
+	history []string // what was done to it, for a failure's message
+}
+
+func (o *fileOracle) note(format string, a ...any) {
+	o.history = append(o.history, fmt.Sprintf(format, a...))
+	if len(o.history) > 40 {
+		o.history = o.history[len(o.history)-40:]
+	}
+}
+
+func (o *fileOracle) change(off int64, data []byte, tid uint32) {
+	if o.ack != nil {
+		o.ack.since = append(o.ack.since, fileChange{off: off, data: data, tid: tid})
+	}
+}
+
+// ackView is a file's acknowledgment as a crash state saw it.
+type ackView struct {
+	ack *fileAck
+	n   int
+}
+
+// allowed reports whether b is a value the byte at off may hold after a
+// crash recovered to transaction k: its acknowledged value (zero past the
+// acknowledged end), or one a later change wrote there.
+func (v ackView) allowed(off int64, b byte, k uint32) bool {
+	want := byte(0)
+	if off < int64(len(v.ack.content)) {
+		want = v.ack.content[off]
+	}
+	if b == want {
+		return true
+	}
+	for _, c := range v.ack.since[:v.n] {
+		if c.tid != 0 && int32(k-c.tid) < 0 {
+			continue
+		}
+		if off >= c.off && off < c.off+int64(len(c.data)) && c.data[off-c.off] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// powerDigest is a model's hash without its orphans (inodes only an open
+// file kept, which a crash frees).
+func powerDigest(m *Model) [32]byte {
+	c := m.Clone()
+	c.DropOrphans()
+	return c.Digest()
+}
+
+// powerState is one crash state: the image, and what was committed and
+// acknowledged when it was taken.
+type powerState struct {
+	img       *CrashFS
+	committed uint32
+	acked     uint32
+	acks      map[Ino]ackView
+	ckptSeq   uint64 // Seq of the checkpoint file the filesystem saw then
+	during    string // "" between operations, else what was running
+	gen       int    // mounts since mkfs: after 0, the store was recovered from a crash
+	history   map[Ino][]string
+}
+
+// powerStats counts what the crash states exercised, so that a run shows
+// it covered each kind.
+type powerStats struct {
+	states      int // recovered and checked
+	midCall     int // taken inside a store call
+	torn        int // a torn log tail was cut
+	replayed    int // transactions were replayed
+	lostTxns    int // committed, unacknowledged transactions were lost
+	differ      int // some file read back other than as acknowledged (later writes kept, or partly)
+	olderCkpt   int // an older checkpoint than the last one written was found
+	tmpLeft     int // checkpoint.tmp was left
+	mkfs        int // taken while mkfs ran
+	mkfsHalf    int // of those, half-built stores
+	checkpoints int // written while the states were taken
+	damaged     int // given to a damage source
+	refused     int // refused as corrupt after damage
+}
+
+// powerWorld is one store on a CrashFS under the test.
+type powerWorld struct {
+	t    *testing.T
+	r    *rand.Rand // the test goroutine's
+	hr   *rand.Rand // the crash hook's (under mu)
+	dir  string
+	opts Options
+	cfs  *CrashFS
+	fs   *FS
+
+	mu        sync.Mutex // the oracle, against the hook
+	files     map[Ino]*fileOracle
+	states    []powerState
+	during    string
+	hookRate  float64
+	lastTID   atomic.Uint32
+	acked     uint32
+	opened    []Ino          // open handles (some never released: orphans at the crash)
+	tidOf     map[Ino]uint32 // newest transaction touching an inode (what fsync forces)
+	dataTid   map[Ino]uint32 // newest one fdatasync of it must force
+	sizeOf    map[Ino]int64
+	digests   map[uint32][32]byte // the model after each transaction of this mount
+	fsyncRate float64
+	names     []string
+	stats     *powerStats
+	gen       int
+}
+
+const powerDir = "/store"
+
+// hook runs inside CrashFS calls (with its lock held): now and then it
+// takes a crash image there, more often right after the calls where order
+// matters most: a log write not yet synced, a rename or a directory sync.
+func (w *powerWorld) hook(c *CrashFS, op, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rate := w.hookRate
+	if op == "rename" || op == "syncdir" || op == "write" && name == filepath.Join(powerDir, logName) {
+		rate *= 8
+	}
+	if w.fs == nil || w.hr.Float64() >= rate {
+		return
+	}
+	s := w.stateLocked(c.crashLocked(w.hr), liveCheckpointSeq(c))
+	s.during = w.during
+	if s.during == "" {
+		s.during = "background"
+	}
+	w.states = append(w.states, s)
+}
+
+// stateLocked describes the moment; the caller holds w.mu.
+func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
+	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen}
+	s.history = map[Ino][]string{}
+	for ino, o := range w.files {
+		if o.ack != nil {
+			s.acks[ino] = ackView{ack: o.ack, n: len(o.ack.since)}
+			s.history[ino] = slices.Clone(o.history)
+		}
+	}
+	return s
+}
+
+func (w *powerWorld) take() {
+	w.cfs.mu.Lock()
+	img, seq := w.cfs.crashLocked(w.r), liveCheckpointSeq(w.cfs)
+	w.cfs.mu.Unlock()
+	w.mu.Lock()
+	w.states = append(w.states, w.stateLocked(img, seq))
+	w.mu.Unlock()
+}
+
+// liveCheckpointSeq is the Seq of the checkpoint file as the live
+// filesystem sees it; the caller holds c.mu.
+func liveCheckpointSeq(c *CrashFS) uint64 {
+	_, _, n, err := c.lookup("read", filepath.Join(powerDir, checkpointName))
+	if err != nil || n == nil {
+		return 0
+	}
+	ck, err := decodeCheckpoint(n.data, checkpointName)
+	if err != nil {
+		return 0
+	}
+	return ck.Seq
+}
+
+// mount mounts the store on cfs; files is the oracle carried over from the
+// state it was recovered from.
+func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
+	w.cfs = cfs
+	o := w.opts
+	o.Store = cfs
+	fs, err := Open(w.dir, quietOpts(o))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	base := fs.bound.lastTID
+	w.mu.Lock()
+	w.fs = fs
+	w.files = files
+	w.states = nil
+	w.opened = nil
+	w.lastTID.Store(base)
+	w.acked = base
+	w.tidOf, w.dataTid, w.sizeOf = map[Ino]uint32{}, map[Ino]uint32{}, map[Ino]int64{}
+	for ino, in := range fs.model.Inodes {
+		w.sizeOf[ino] = in.Size
+	}
+	w.digests = map[uint32][32]byte{base: powerDigest(fs.model)}
+	w.mu.Unlock()
+	fs.afterCommit = func(tid uint32, op *Op) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.lastTID.Store(tid)
+		w.digests[tid] = powerDigest(fs.model)
+		for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {
+			if ino != 0 {
+				w.tidOf[ino] = tid
+			}
+		}
+		size := int64(-1)
+		if in := fs.model.Inodes[op.Ino]; in != nil {
+			size = in.Size
+		}
+		// What fdatasync must make durable to read the data back:
+		// the inode, its size, and in data mode what changes its bytes.
+		zeroes := op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || w.opts.Journal == JournalData && (op.Data != nil || zeroes) {
+			w.dataTid[op.Ino] = tid
+		}
+		w.sizeOf[op.Ino] = size
+	}
+	cfs.onChange = w.hook
+}
+
+// file returns the oracle of a regular file.
+func (w *powerWorld) file(ino Ino) *fileOracle {
+	o := w.files[ino]
+	if o == nil {
+		o = &fileOracle{}
+		w.files[ino] = o
+	}
+	return o
+}
+
+// setDuring names the operation in progress, for crash states the hook
+// takes inside it.
+func (w *powerWorld) setDuring(s string) {
+	w.mu.Lock()
+	w.during = s
+	w.mu.Unlock()
+}
+
+// write changes the oracle for a write of p at off, before the write runs
+// (a crash inside it may already show its bytes), and after it.
+func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
+	w.mu.Lock()
+	o := w.file(ino)
+	if gap := off - int64(len(o.content)); gap > 0 {
+		o.change(int64(len(o.content)), make([]byte, gap), 0)
+	}
+	o.change(off, p, 0)
+	w.mu.Unlock()
+	var n int
+	var err error
+	if direct {
+		n, err = w.fs.WriteDirect(ino, p, off)
+	} else {
+		n, err = w.fs.Write(ino, p, off)
+	}
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	if end := off + int64(n); end > int64(len(o.content)) {
+		o.content = resized(o.content, end)
+	}
+	copy(o.content[off:], p[:n])
+	o.note("write %d at %d (direct %v): size %d", n, off, direct, len(o.content))
+	w.mu.Unlock()
+}
+
+func (w *powerWorld) truncate(ino Ino, size int64) {
+	w.mu.Lock()
+	o := w.file(ino)
+	if size > int64(len(o.content)) {
+		o.change(int64(len(o.content)), make([]byte, size-int64(len(o.content))), 0)
+	}
+	w.mu.Unlock()
+	if _, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size}); err != nil {
+		return
+	}
+	w.mu.Lock()
+	if size < int64(len(o.content)) {
+		o.change(size, make([]byte, int64(len(o.content))-size), w.lastTID.Load())
+	}
+	o.content = slices.Clone(resized(o.content, size))
+	o.note("truncate to %d", size)
+	w.mu.Unlock()
+}
+
+func (w *powerWorld) fallocate(ino Ino, mode uint32, off, n int64) {
+	w.mu.Lock()
+	o := w.file(ino)
+	size := int64(len(o.content))
+	newSize := size
+	if mode&FallocKeepSize == 0 {
+		newSize = max(size, off+n)
+	}
+	if newSize > size {
+		o.change(size, make([]byte, newSize-size), 0)
+	}
+	zero := mode&(FallocPunchHole|FallocZeroRange) != 0 && off < newSize
+	if zero {
+		o.change(off, make([]byte, min(off+n, newSize)-off), 0)
+	}
+	w.mu.Unlock()
+	if err := w.fs.Fallocate(ino, mode, off, n); err != nil {
+		return
+	}
+	w.mu.Lock()
+	o.content = resized(o.content, newSize)
+	if zero {
+		clear(o.content[off:min(off+n, newSize)])
+	}
+	o.note("fallocate mode %#x %d at %d: size %d", mode, n, off, len(o.content))
+	w.mu.Unlock()
+}
+
+// fsync acknowledges, once it returns: every transaction up to the one it
+// forces, and (regular files) the content.
+func (w *powerWorld) fsync(ino Ino, datasync bool) {
+	w.fs.mu.RLock()
+	in := w.fs.model.Inodes[ino]
+	regular := in != nil && in.IsRegular()
+	w.fs.mu.RUnlock()
+	w.mu.Lock()
+	tid := w.tidOf[ino]
+	if datasync {
+		tid = w.dataTid[ino]
+	}
+	w.mu.Unlock()
+	err := w.fs.Fsync(ino, datasync)
+	if errors.Is(err, syscall.ENOENT) {
+		return
+	}
+	if err != nil {
+		w.t.Fatalf("fsync of inode %d: %v", ino, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if tid != 0 && int32(tid-w.acked) > 0 {
+		w.acked = tid
+	}
+	if regular {
+		o := w.file(ino)
+		o.ack = &fileAck{content: slices.Clone(o.content)}
+		o.note("fsync (datasync %v) acknowledged %d bytes", datasync, len(o.content))
+	}
+}
+
+// step performs one random operation.
+func (w *powerWorld) step() {
+	fs, r := w.fs, w.r
+	fs.mu.RLock()
+	var inos, dirs, files []Ino
+	for ino, in := range fs.model.Inodes {
+		inos = append(inos, ino)
+		if in.IsDir() {
+			dirs = append(dirs, ino)
+		} else if in.IsRegular() {
+			files = append(files, ino)
+		}
+	}
+	fs.mu.RUnlock()
+	slices.Sort(inos)
+	slices.Sort(dirs)
+	slices.Sort(files)
+	pick := func(s []Ino) Ino {
+		if len(s) == 0 {
+			return RootIno
+		}
+		return s[r.IntN(len(s))]
+	}
+	name := func() string { return w.names[r.IntN(len(w.names))] }
+	bytesOf := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	k := r.IntN(80)
+	if r.Float64() < w.fsyncRate {
+		k = 80
+	}
+	switch {
+	case k < 12:
+		w.setDuring("create")
+		if a, err := fs.Create(pick(dirs), name(), ModeReg|0o644, 0, 0, 0, ""); err == nil {
+			w.mu.Lock()
+			w.files[a.Ino] = &fileOracle{}
+			w.mu.Unlock()
+		}
+	case k < 16:
+		w.setDuring("mkdir")
+		fs.Create(pick(dirs), name(), ModeDir|0o755, 0, 0, 0, "")
+	case k < 17:
+		w.setDuring("symlink")
+		fs.Create(pick(dirs), name(), ModeLink|0o777, 0, 0, 0, name())
+	case k < 20:
+		w.setDuring("link")
+		fs.Link(pick(files), pick(dirs), name())
+	case k < 25:
+		w.setDuring("unlink")
+		fs.Unlink(pick(dirs), name())
+	case k < 27:
+		w.setDuring("rmdir")
+		fs.Rmdir(pick(dirs), name())
+	case k < 32:
+		w.setDuring("rename")
+		flags := []uint32{0, 0, RenameNoReplace, RenameExchange}[r.IntN(4)]
+		fs.Rename(pick(dirs), name(), pick(dirs), name(), flags)
+	case k < 35:
+		w.setDuring("setattr")
+		fs.SetAttr(pick(inos), SetAttrIn{Mask: SetMode | SetMtime, Mode: uint32(r.IntN(0o777)), Mtime: r.Int64N(1 << 40)})
+	case k < 40:
+		w.setDuring("truncate")
+		w.truncate(pick(files), r.Int64N(20000))
+	case k < 60:
+		w.setDuring("write")
+		w.write(pick(files), bytesOf(1+r.IntN(6000)), r.Int64N(40000), false)
+	case k < 62:
+		w.setDuring("big write")
+		w.write(pick(files), bytesOf(40000+r.IntN(60000)), r.Int64N(8000), false)
+	case k < 64:
+		w.setDuring("direct write")
+		w.write(pick(files), bytesOf(4096*(1+r.IntN(3))), 4096*r.Int64N(8), true)
+	case k < 68:
+		w.setDuring("fallocate")
+		mode := []uint32{0, FallocKeepSize, FallocKeepSize | FallocPunchHole, FallocZeroRange}[r.IntN(4)]
+		w.fallocate(pick(files), mode, r.Int64N(30000), 1+r.Int64N(8000))
+	case k < 71:
+		w.setDuring("setxattr")
+		fs.SetXattr(pick(inos), "user."+name(), []byte(name()), 0)
+	case k < 72:
+		w.setDuring("removexattr")
+		fs.RemoveXattr(pick(inos), "user."+name())
+	case k < 75:
+		if len(w.opened) > 0 && r.IntN(2) == 0 {
+			i := r.IntN(len(w.opened))
+			ino := w.opened[i]
+			w.opened = slices.Delete(w.opened, i, i+1)
+			w.setDuring("release")
+			fs.Release(ino) // the last release of an unlinked file frees it
+		} else if ino := pick(files); fs.Open(ino) == nil {
+			w.opened = append(w.opened, ino) // open, maybe unlinked later: an orphan at a crash
+		}
+	case k < 76:
+		w.setDuring("checkpoint")
+		fs.runCheckpoint()
+	default:
+		ino := pick(inos)
+		if r.IntN(4) == 0 {
+			ino = pick(dirs)
+		}
+		datasync := r.IntN(3) == 0
+		w.setDuring(map[bool]string{false: "fsync", true: "fdatasync"}[datasync])
+		w.fsync(ino, datasync)
+	}
+	w.setDuring("")
+}
+
+// recover checks one crash state: check finds the store sound, it mounts,
+// the metadata is the state after some transaction from the acknowledged
+// one to the last committed, and every acknowledged byte of every file
+// reads back. It returns the mounted filesystem and its oracle.
+func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[Ino]*fileOracle) {
+	t := w.t
+	where := fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, w.opts.Journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+	if s.during != "" {
+		w.stats.midCall++
+	}
+	img := s.img
+	mayRefuse := false
+	for _, d := range powerDamage {
+		if r.IntN(4) == 0 {
+			mayRefuse = d.damage(r, img, w.dir) || mayRefuse
+			w.stats.damaged++
+		}
+	}
+	if _, err := img.Stat(filepath.Join(w.dir, checkpointName+".tmp")); err == nil {
+		w.stats.tmpLeft++
+	}
+	rep, err := InspectStore(img, w.dir)
+	if err != nil {
+		t.Fatalf("%s: check: %v", where, err)
+	}
+	if rep.Checkpoint.Seq < s.ckptSeq {
+		w.stats.olderCkpt++
+	}
+	var ce *CorruptionError
+	if !rep.Sound() {
+		if mayRefuse && errors.As(rep.Corrupt, &ce) {
+			if _, err := Open(w.dir, quietOpts(Options{Store: img, Journal: w.opts.Journal})); !errors.As(err, &ce) {
+				t.Fatalf("%s: check found corruption (%v), but mount said %v", where, rep.Corrupt, err)
+			}
+			w.stats.refused++
+			return nil, nil
+		}
+		t.Fatalf("%s: check: not sound: corrupt %v, replay %v, problems %q", where, rep.Corrupt, rep.ReplayErr, rep.Problems)
+	}
+	o := w.opts
+	o.Store = img
+	fs, err := Open(w.dir, quietOpts(o))
+	if err != nil {
+		t.Fatalf("%s: mount after the crash: %v", where, err)
+	}
+	if p := fs.model.Check(); len(p) > 0 {
+		t.Fatalf("%s: recovered metadata is inconsistent: %q", where, p)
+	}
+	k := fs.bound.lastTID
+	if int32(k-s.acked) < 0 || int32(s.committed-k) < 0 {
+		t.Fatalf("%s: recovered up to transaction %d; acknowledged %d, committed %d (recovery %+v)",
+			where, k, s.acked, s.committed, fs.Recovery())
+	}
+	if want, ok := w.digests[k]; !ok || want != powerDigest(fs.model) {
+		t.Fatalf("%s: the recovered metadata is not the state after transaction %d (acknowledged %d, committed %d, recovery %+v)",
+			where, k, s.acked, s.committed, fs.Recovery())
+	}
+	if k != s.committed {
+		w.stats.lostTxns++
+	}
+	rec := fs.Recovery()
+	if rec.TornLSN != 0 {
+		w.stats.torn++
+	}
+	if rec.Transactions > 0 {
+		w.stats.replayed++
+	}
+	// Every file's bytes: each acknowledged one as acknowledged or as a
+	// later change left it.
+	files := map[Ino]*fileOracle{}
+	differ := false
+	for ino, in := range fs.model.Inodes {
+		if !in.IsRegular() {
+			continue
+		}
+		got := make([]byte, in.Size)
+		n, err := fs.Read(ino, got, 0)
+		if err != nil || int64(n) != in.Size {
+			t.Fatalf("%s: reading inode %d after the crash: %d of %d bytes, %v", where, ino, n, in.Size, err)
+		}
+		o := &fileOracle{content: got, history: []string{fmt.Sprintf("recovered from a crash with %d bytes", len(got))}}
+		if v, ok := s.acks[ino]; ok {
+			for off, b := range got {
+				if !v.allowed(int64(off), b, k) {
+					t.Fatalf("%s: inode %d (size %d) byte %d is %#02x: neither what fsync acknowledged (%s) nor what a later write put there; its history:\n%s",
+						where, ino, in.Size, off, b, describeAck(v, int64(off)), strings.Join(s.history[ino], "\n"))
+				}
+			}
+			if !bytes.Equal(got, v.ack.content) {
+				differ = true
+			}
+			// Carried into the next mount, whose transactions are
+			// numbered anew: a shrink recovered is now just a change,
+			// one not recovered never happened.
+			o.ack = &fileAck{content: v.ack.content}
+			for _, c := range v.ack.since[:v.n] {
+				if c.tid != 0 && int32(k-c.tid) < 0 {
+					continue
+				}
+				c.tid = 0
+				o.ack.since = append(o.ack.since, c)
+			}
+			// Recovered shorter than acknowledged (a shrink since): its
+			// end is a hole now, zeros when the file grows again.
+			if cut := int64(len(v.ack.content)) - in.Size; cut > 0 {
+				o.ack.since = append(o.ack.since, fileChange{off: in.Size, data: make([]byte, cut)})
+			}
+		}
+		files[ino] = o
+	}
+	if differ {
+		w.stats.differ++
+	}
+	w.stats.states++
+	return fs, files
+}
+
+func describeAck(v ackView, off int64) string {
+	if off >= int64(len(v.ack.content)) {
+		return fmt.Sprintf("past its %d bytes, so zero", len(v.ack.content))
+	}
+	return fmt.Sprintf("%#02x, of %d bytes, %d changes since", v.ack.content[off], len(v.ack.content), v.n)
+}
+
+// mkfsStates cuts the power while mkfs runs: an image is either no store
+// yet (a half-built one, which mkfs --force remakes) or a whole empty one.
+func mkfsStates(t *testing.T, r *rand.Rand, seed uint64, cs *powerStats) {
+	cfs := NewCrashFS()
+	var imgs []*CrashFS
+	cfs.onChange = func(c *CrashFS, _, _ string) {
+		if r.IntN(3) == 0 {
+			imgs = append(imgs, c.crashLocked(r))
+		}
+	}
+	if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+		t.Fatal(err)
+	}
+	cfs.onChange = nil
+	for _, img := range imgs {
+		cs.mkfs++
+		if _, err := readSuperblock(img, powerDir); err != nil {
+			cs.mkfsHalf++
+			if !strings.Contains(err.Error(), "half-built") && !strings.Contains(err.Error(), "not an xlogfs store") {
+				t.Fatalf("seed %d: after a crash in mkfs: %v", seed, err)
+			}
+			if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, Store: img}); err != nil && !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("seed %d: mkfs of a store a crash cut short: %v; want it done or refused for --force", seed, err)
+			}
+			if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, Store: img, Force: true}); err != nil {
+				t.Fatalf("seed %d: mkfs --force of a store a crash cut short: %v", seed, err)
+			}
+		}
+		rep, err := InspectStore(img, powerDir)
+		if err != nil || !rep.Sound() || len(rep.Model.Inodes) != 1 {
+			t.Fatalf("seed %d: a store mkfs finished (or a crash left whole) is not a sound empty store: %v, %+v", seed, err, rep)
+		}
+		fs, err := Open(powerDir, quietOpts(Options{Store: img}))
+		if err != nil {
+			t.Fatalf("seed %d: mount after a crash in mkfs: %v", seed, err)
+		}
+		fs.Abandon()
+	}
+}
+
+// TestPowerLoss runs random operations on a store on a CrashFS, in both
+// journal modes, cuts the power on the whole store at random points (inside
+// store calls too), and checks each crash state: `check` finds it sound, it
+// mounts, its metadata is the state after a prefix of the committed
+// transactions that includes every acknowledged one (fsync of a file or a
+// directory, fdatasync), and every file's bytes are those its last
+// acknowledged fsync saw, except where a later write changed them. Some
+// states are mounted again and driven further, and cut again: a power cut
+// right after a recovery must lose nothing either.
+func TestPowerLoss(t *testing.T) {
+	want := powerLossStates(t)
+	seed := powerLossSeed(t)
+	t.Logf("seed %d (rerun with XLOGFS_POWERLOSS_SEED=%d), %d crash states", seed, seed, want)
+	r := rand.New(rand.NewPCG(seed, 0x90e4))
+	var cs powerStats
+	modeStates := map[JournalMode]int{}
+	for run := 0; cs.states < want; run++ {
+		runSeed := r.Uint64()
+		rr := rand.New(rand.NewPCG(runSeed, 1))
+		if run%8 == 0 {
+			mkfsStates(t, rr, runSeed, &cs)
+		}
+		cfs := NewCrashFS()
+		if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+			t.Fatal(err)
+		}
+		w := &powerWorld{
+			t: t, r: rr, hr: rand.New(rand.NewPCG(runSeed, 2)), dir: powerDir, stats: &cs,
+			names:     []string{"a", "b", "c", "d", "e", "f"},
+			fsyncRate: []float64{0.03, 0.1, 0.25}[rr.IntN(3)],
+			hookRate:  []float64{0.002, 0.01, 0.04}[rr.IntN(3)],
+		}
+		w.opts = Options{
+			Mode:               cksum.Modes()[rr.IntN(3)],
+			Journal:            []JournalMode{JournalMeta, JournalData}[run%2],
+			LogBufs:            2 + rr.IntN(2),
+			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+		}
+		w.mount(cfs.Crash(nil), map[Ino]*fileOracle{})
+		for gen := 0; gen < 4 && cs.states < want; gen++ {
+			for range 20 + rr.IntN(200) {
+				w.step()
+				if rr.IntN(10) == 0 {
+					w.take()
+				}
+			}
+			w.take()
+			cs.checkpoints += int(w.fs.ckpts.Load())
+			w.fs.Abandon()
+			w.mu.Lock()
+			states := w.states
+			w.fs = nil
+			w.mu.Unlock()
+			var next *CrashFS
+			var nextFiles map[Ino]*fileOracle
+			for i, s := range states {
+				fs, files := w.recover(s, runSeed, rr)
+				if fs == nil {
+					continue
+				}
+				modeStates[w.opts.Journal]++
+				fs.Abandon()
+				if next == nil && (i == len(states)-1 || rr.IntN(len(states)) == 0) {
+					// Carry on from this state after another power
+					// cut, right after its recovery.
+					next, nextFiles = s.img.Crash(rr), files
+				}
+			}
+			if next == nil {
+				break
+			}
+			w.gen++
+			w.mount(next, nextFiles)
+		}
+		if w.fs != nil {
+			w.fs.Abandon()
+		}
+	}
+	t.Logf("%d crash states (meta %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
+		"%d with file bytes other than the acknowledged ones (later writes), %d found an older checkpoint than the last written, %d with checkpoint.tmp left; "+
+		"%d mkfs states (%d half-built, remade by --force); %d checkpoints",
+		cs.states, modeStates[JournalMeta], modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
+		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints)
+	if len(powerDamage) > 0 {
+		t.Logf("damage: %d states damaged, %d refused as corrupt", cs.damaged, cs.refused)
+	}
+	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
+		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0) {
+		t.Errorf("the crash states did not cover every kind: %+v, %v", cs, modeStates)
+	}
+}
