@@ -11,6 +11,9 @@
 //     128-bit folding to 1 KiB, then 4 xmm accumulators fused with 3 CRC32Q
 //     chains.
 //
+// Each kernel's CopyUpdate runs the same methods with a store after every
+// load (copy_amd64.s, copyfused_amd64.s).
+//
 // gf2_amd64.go has the algebra all of them rely on (polynomials mod P, how
 // carry-less multiplies and CRC32Q shift a CRC, where the constants come
 // from); each assembly file explains its own technique: scalar_amd64.s,
@@ -23,7 +26,16 @@ package amd64
 // Kernel is one CRC-32C kernel. Update has exactly the semantics of
 // hash/crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p): crc is the
 // previous finalized CRC, and Update(0, p) is the CRC-32C of p.
+//
+// Combine(crcA, crcB, lenB) is the CRC-32C of A‖B given crcA, the CRC of A,
+// and crcB, the CRC of B, len(B) = lenB: Update(crcA, B) without B.
+//
+// CopyUpdate(dst, src, crc) copies src into dst as copy does (n =
+// min(len(dst), len(src)) bytes) and returns Update(crc, src[:n]), reading
+// each byte once: the copy rides along with the checksum.
 type Kernel struct {
 	Name, Desc string
 	Update     func(crc uint32, p []byte) uint32
+	Combine    func(crcA, crcB uint32, lenB int) uint32
+	CopyUpdate func(dst, src []byte, crc uint32) uint32
 }

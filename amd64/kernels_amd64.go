@@ -1,6 +1,10 @@
 package amd64
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Assembly routines. All take and return the raw CRC state (no inversions).
 
@@ -28,7 +32,8 @@ func foldZMM(crc uint32, p []byte) uint32
 func xpow8n(n uint64) uint64
 
 // shift returns crc·x^(8n) mod P: a raw state carried over n zero bytes
-// (for tests).
+// (shift_amd64.s: popcount(n) PCLMULQDQ+CRC32Q steps for the constant,
+// one more to apply it).
 func shift(crc uint32, n uint64) uint32
 
 // What this CPU can run. x/sys/cpu reports AVX-512 only when the OS saves
@@ -91,14 +96,26 @@ func updateCLMUL(crc uint32, p []byte) uint32 {
 	return ^updateFusedXMM(^crc, p)
 }
 
+// combine is Kernel.Combine for both kernels. For finished CRCs,
+// CRC(A‖B) = CRC(A)·x^(8·len(B)) ⊕ CRC(B) mod P: the inversions of A‖B
+// and of B line up and cancel, so the raw-state shift applies unchanged.
+func combine(crcA, crcB uint32, lenB int) uint32 {
+	if lenB < 0 {
+		panic(fmt.Sprintf("amd64: Combine with negative length %d", lenB))
+	}
+	return shift(crcA, uint64(lenB)) ^ crcB
+}
+
 // Kernels lists the kernels this CPU can run, fastest first.
 func Kernels() []Kernel {
 	var ks []Kernel
 	if hasAVX512 {
-		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams", Update: updateAVX512})
+		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
+			Update: updateAVX512, Combine: combine, CopyUpdate: copyUpdateAVX512})
 	}
 	if hasCLMUL {
-		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams", Update: updateCLMUL})
+		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
+			Update: updateCLMUL, Combine: combine, CopyUpdate: copyUpdateCLMUL})
 	}
 	return ks
 }

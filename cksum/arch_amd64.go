@@ -6,7 +6,7 @@ import "github.com/xlogfs/xlogfs/amd64"
 func archImpls() []Impl {
 	var list []Impl
 	for _, k := range amd64.Kernels() {
-		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update})
+		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update, Combine: k.Combine, CopyUpdate: k.CopyUpdate})
 	}
 	return list
 }

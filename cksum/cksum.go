@@ -16,11 +16,17 @@ import (
 )
 
 // Impl is one CRC-32C implementation. Update(crc, p) must equal
-// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input.
+// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input,
+// Combine(Update(0, a), Update(0, b), len(b)) must equal
+// Update(Update(0, a), b) (see Combine), and CopyUpdate(dst, src, crc) must
+// copy as copy(dst, src) does and return Update(crc, src[:n]) over the n
+// bytes copied (see CopyUpdate).
 type Impl struct {
-	Name   string // short name, used by --cksum-impl
-	Desc   string // one line for humans
-	Update func(crc uint32, p []byte) uint32
+	Name       string // short name, used by --cksum-impl
+	Desc       string // one line for humans
+	Update     func(crc uint32, p []byte) uint32
+	Combine    func(crcA, crcB uint32, lenB int) uint32
+	CopyUpdate func(dst, src []byte, crc uint32) uint32
 }
 
 var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
@@ -32,8 +38,10 @@ func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castag
 var impls = func() []Impl {
 	list := archImpls()
 	list = append(list,
-		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate},
-		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate},
+		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate, Combine: gf2Combine,
+			CopyUpdate: copyThenUpdate(stdlibUpdate)},
+		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate, Combine: gf2Combine,
+			CopyUpdate: copyThenUpdate(genericUpdate)},
 	)
 	return list
 }()
@@ -47,6 +55,32 @@ func Update(crc uint32, p []byte) uint32 { return best.Update(crc, p) }
 
 // Checksum returns the CRC-32C of p.
 func Checksum(p []byte) uint32 { return best.Update(0, p) }
+
+// Combine returns the CRC-32C of A‖B from crcA, the CRC-32C of A (or any
+// CRC state, as Update takes), and crcB = Checksum(B), where lenB = len(B):
+// the same as Update(crcA, B), without reading B. It costs a few
+// multiplications, one per set bit of lenB (combine.go has the math).
+// lenB < 0 panics.
+func Combine(crcA, crcB uint32, lenB int) uint32 { return best.Combine(crcA, crcB, lenB) }
+
+// CopyUpdate copies src into dst as copy(dst, src) does, n = min(len(dst),
+// len(src)) bytes, and returns Update(crc, src[:n]): the CRC-32C of the
+// bytes copied, appended to crc. The architecture kernels do both in one
+// pass, loading each byte once into the registers the checksum works on
+// and storing it from there, so the copy costs little more than the
+// checksum. Overlapping buffers are allowed; they get copy's result and the
+// CRC of what src held before the call.
+func CopyUpdate(dst, src []byte, crc uint32) uint32 { return best.CopyUpdate(dst, src, crc) }
+
+// copyThenUpdate is CopyUpdate for the implementations without a copying
+// kernel: copy, then checksum the copy (which is what src held, even when
+// the two overlap).
+func copyThenUpdate(update func(uint32, []byte) uint32) func([]byte, []byte, uint32) uint32 {
+	return func(dst, src []byte, crc uint32) uint32 {
+		n := copy(dst, src)
+		return update(crc, dst[:n])
+	}
+}
 
 // Impls lists every implementation usable on this CPU, fastest first.
 func Impls() []Impl { return append([]Impl(nil), impls...) }

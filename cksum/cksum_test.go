@@ -170,6 +170,8 @@ func TestModesAgree(t *testing.T) {
 					wantCalls = 2 + (hblks - 1) // header, ext headers, payload
 				case Sector:
 					wantCalls = len(rec) / BlockSize
+				case Inline:
+					wantCalls = 2 // header blocks, payload
 				}
 				if calls != wantCalls {
 					t.Errorf("%s hblks %d payload %d: %d calls, want %d", m, hblks, payload, calls, wantCalls)
@@ -220,6 +222,9 @@ func TestParseMode(t *testing.T) {
 		if got, err := ParseMode(m.String()); err != nil || got != m {
 			t.Errorf("ParseMode(%q) = %v, %v", m, got, err)
 		}
+	}
+	if len(Modes()) != 4 || Modes()[3] != Inline || Inline.String() != "inline" {
+		t.Errorf("Modes() = %v, want inline fourth", Modes())
 	}
 	if m, err := ParseMode("per-chunk"); err != nil || m != XFS {
 		t.Errorf("ParseMode(per-chunk) = %v, %v", m, err)

@@ -19,21 +19,7 @@ import (
 func TestSummerCountsCPUNotWall(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	const nap = 20 * time.Millisecond
-	std, _ := Lookup("stdlib")
-	sleepy := Impl{Name: "sleepy", Update: func(crc uint32, p []byte) uint32 {
-		var now unix.Timespec
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
-		until := unix.NsecToTimespec(now.Nano() + int64(nap))
-		for {
-			_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&until)), 0, 0, 0)
-			if e != unix.EINTR {
-				break
-			}
-		}
-		return std.Update(crc, p)
-	}}
-	s := NewSummer(Batched, sleepy)
+	s := NewSummer(Batched, sleepyImpl())
 	rec := make([]byte, 4*BlockSize)
 	if got, want := s.Record(rec, BlockSize), Checksum(rec); got != want {
 		t.Fatalf("crc %#x, want %#x", got, want)
@@ -47,6 +33,67 @@ func TestSummerCountsCPUNotWall(t *testing.T) {
 	}
 	if st.Nanos > uint64(nap/4) || st.OffCPU != 1 {
 		t.Errorf("CPU time %v (%d records off CPU) for a record that slept %v: the sleep was counted", time.Duration(st.Nanos), st.OffCPU, nap)
+	}
+}
+
+const nap = 20 * time.Millisecond
+
+// sleepyImpl is stdlib with a thread that sleeps in the kernel for nap in
+// the middle of every Update and CopyUpdate call, as a thread does that
+// loses its CPU.
+func sleepyImpl() Impl {
+	std, _ := Lookup("stdlib")
+	sleep := func() {
+		var now unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+		until := unix.NsecToTimespec(now.Nano() + int64(nap))
+		for {
+			_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&until)), 0, 0, 0)
+			if e != unix.EINTR {
+				break
+			}
+		}
+	}
+	return Impl{Name: "sleepy", Combine: std.Combine,
+		Update:     func(crc uint32, p []byte) uint32 { sleep(); return std.Update(crc, p) },
+		CopyUpdate: func(dst, src []byte, crc uint32) uint32 { sleep(); return std.CopyUpdate(dst, src, crc) },
+	}
+}
+
+// The inline mode's work is timed as Record's is, at copy time and at
+// seal: a nap inside CopyUpdate or inside the header blocks' Update is
+// wall time but not CPU time, and the observer gets the CPU time of both.
+func TestSummerInlineCountsCPUNotWall(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	im := sleepyImpl()
+	s := NewSummer(Inline, im)
+	var seen []Cost
+	s.Observe(func(c Cost) { seen = append(seen, c) })
+	rec := make([]byte, 3*BlockSize) // header block, two payload blocks
+	src := make([]byte, 2*BlockSize)
+	var p Payload
+	p.Reset(im)
+	s.Copy(&p, nil, rec[BlockSize:], src, func() {
+		for i := range 2 {
+			w := rec[BlockSize*(1+i):][:4]
+			saved := rec[4*i:][:4]
+			copy(saved, w)
+			p.Stamp(saved, w) // the stamp is the word it replaces: zeros
+		}
+	})
+	if got, want := s.Seal(&p, nil, rec[:BlockSize], nil), Checksum(rec); got != want {
+		t.Fatalf("crc %#x, want %#x", got, want)
+	}
+	st := s.Stats()
+	if st.WallNanos < uint64(nap) || st.CopyWallNanos < uint64(nap) {
+		t.Errorf("wall time at seal %v, at copy %v: want at least the %v asleep in each", time.Duration(st.WallNanos), time.Duration(st.CopyWallNanos), nap)
+	}
+	if st.Nanos > uint64(nap/4) || st.OffCPU != 1 || st.CopyNanos > uint64(nap/4) || st.CopyOffCPU != 1 {
+		t.Errorf("stats %+v: a nap was counted as CPU time", st)
+	}
+	if len(seen) != 1 || seen[0].TotalCPU() > nap/4 || uint64(seen[0].CopyCPU) != st.CopyNanos {
+		t.Errorf("observed %+v, want one record with the CPU time of copy and seal (%+v)", seen, st)
 	}
 }
 

@@ -12,8 +12,8 @@ const BlockSize = 512
 
 // Mode is how a log record's CRC is computed. Every mode computes the same
 // value, the standard CRC-32C of the record's contiguous bytes (header blocks
-// with h_crc zeroed, then the stamped payload); they differ only in how many
-// crc32c calls it takes, which is what xlogfs measures.
+// with h_crc zeroed, then the stamped payload); they differ in how many
+// crc32c calls it takes and when they run, which is what xlogfs measures.
 type Mode uint8
 
 const (
@@ -24,12 +24,17 @@ const (
 	XFS
 	// Sector: one call per 512-byte block.
 	Sector
+	// Inline: each op is checksummed as it is copied into the iclog
+	// (CopyUpdate, with the cycle stamps folded in: inline.go), so sealing
+	// checksums only the header blocks and combines (Summer.Seal). A
+	// record handed to Sum whole takes two calls: header blocks, payload.
+	Inline
 )
 
-var modeNames = [...]string{Batched: "batched", XFS: "xfs", Sector: "sector"}
+var modeNames = [...]string{Batched: "batched", XFS: "xfs", Sector: "sector", Inline: "inline"}
 
 // Modes lists every mode, in the order the bench compares them.
-func Modes() []Mode { return []Mode{Batched, XFS, Sector} }
+func Modes() []Mode { return []Mode{Batched, XFS, Sector, Inline} }
 
 func (m Mode) String() string {
 	if int(m) < len(modeNames) {
@@ -38,7 +43,7 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", m)
 }
 
-// ParseMode accepts batched, xfs (alias per-chunk) and sector.
+// ParseMode accepts batched, xfs (alias per-chunk), sector and inline.
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "batched":
@@ -47,8 +52,10 @@ func ParseMode(s string) (Mode, error) {
 		return XFS, nil
 	case "sector":
 		return Sector, nil
+	case "inline":
+		return Inline, nil
 	}
-	return 0, fmt.Errorf("unknown checksum mode %q (want batched, xfs or sector)", s)
+	return 0, fmt.Errorf("unknown checksum mode %q (want batched, xfs, sector or inline)", s)
 }
 
 // Sum computes the CRC-32C of rec in mode m with update. rec is a log
@@ -70,59 +77,143 @@ func Sum(m Mode, update func(uint32, []byte) uint32, rec []byte, hdrLen int) (cr
 			calls++
 		}
 		return crc, calls
+	case Inline:
+		// A record whose payload was not checksummed as it was copied.
+		return update(update(0, rec[:hdrLen]), rec[hdrLen:]), 2
 	default:
 		return update(0, rec), 1
 	}
 }
 
-// Stats is a snapshot of the checksum work a Summer has done.
+// Stats is a snapshot of the checksum work a Summer has done: at seal, on
+// the log force's path (Records, Calls, Bytes, Nanos, WallNanos, OffCPU),
+// and at copy time, while ops are copied into iclogs (Copy*, inline mode
+// only). Both are timed the same way (see Summer).
 type Stats struct {
 	Records uint64 `json:"records"` // records checksummed
-	Calls   uint64 `json:"calls"`   // crc32c calls
-	Bytes   uint64 `json:"bytes"`   // bytes checksummed
-	// Nanos is the CPU time spent checksumming (see Summer), WallNanos
-	// the wall time, and OffCPU the number of records whose wall time
-	// included time off the CPU and so was replaced by the thread's CPU
-	// clock.
+	Calls   uint64 `json:"calls"`   // crc32c calls at seal
+	Bytes   uint64 `json:"bytes"`   // bytes checksummed at seal
+	// Nanos is the CPU time spent checksumming at seal (see Summer),
+	// WallNanos the wall time, and OffCPU the number of records whose
+	// wall time included time off the CPU and so was replaced by the
+	// thread's CPU clock.
 	Nanos     uint64 `json:"nanos"`
 	WallNanos uint64 `json:"wall_nanos"`
 	OffCPU    uint64 `json:"off_cpu_records"`
-	// Clock says how Nanos is measured: "thread" (wall time, corrected
-	// with the thread's CPU clock) or "wall" (no CPU clock here).
+
+	CopyCalls uint64 `json:"copy_calls"` // crc32c calls at copy time
+	CopyBytes uint64 `json:"copy_bytes"` // bytes checksummed at copy time
+	// CopyNanos is the CPU time of the work at copy time, timed per op as
+	// Nanos is per record; CopyWallNanos and CopyOffCPU (ops) as above.
+	// It includes the copy itself, which CopyUpdate does in the same
+	// pass and the other modes do outside the checksum, and the cycle
+	// stamps of the blocks an op completes.
+	CopyNanos     uint64 `json:"copy_nanos"`
+	CopyWallNanos uint64 `json:"copy_wall_nanos"`
+	CopyOffCPU    uint64 `json:"copy_off_cpu_ops"`
+
+	// Clock says how Nanos and CopyNanos are measured: "thread" (wall
+	// time, corrected with the thread's CPU clock) or "wall" (no CPU
+	// clock here).
 	Clock string `json:"clock"`
 }
 
-// Cost is what checksumming one record took.
+// TotalCalls, TotalBytes, TotalNanos and TotalWallNanos add the work at
+// copy time and at seal: all the checksum work, wherever it ran.
+func (s Stats) TotalCalls() uint64     { return s.Calls + s.CopyCalls }
+func (s Stats) TotalBytes() uint64     { return s.Bytes + s.CopyBytes }
+func (s Stats) TotalNanos() uint64     { return s.Nanos + s.CopyNanos }
+func (s Stats) TotalWallNanos() uint64 { return s.WallNanos + s.CopyWallNanos }
+
+// Cost is what checksumming one record took: at seal, on the log force's
+// path (Bytes, Calls, CPU, Wall), and in inline mode also at copy time,
+// as its ops were copied in before the seal (Copy*; zero in the other
+// modes).
 type Cost struct {
-	Bytes int           // bytes checksummed
-	Calls int           // crc32c calls
-	CPU   time.Duration // CPU time (see Summer)
-	Wall  time.Duration // wall time, time off the CPU included
+	Bytes int           // bytes checksummed at seal
+	Calls int           // crc32c calls at seal
+	CPU   time.Duration // CPU time at seal (see Summer)
+	Wall  time.Duration // wall time at seal, time off the CPU included
+
+	CopyBytes int           // bytes checksummed at copy time
+	CopyCalls int           // crc32c calls at copy time
+	CopyCPU   time.Duration // CPU time at copy time
 }
+
+// TotalCPU is the record's checksum CPU time, at copy time and at seal.
+func (c Cost) TotalCPU() time.Duration { return c.CPU + c.CopyCPU }
 
 // Summer checksums records in one mode with one implementation and counts
 // the work. It is safe for concurrent use.
 //
-// Time is counted per record, as CPU time: the checksum is what a record
-// costs the CPU, and a thread that loses its CPU in the middle of a record
-// (the kernel runs another thread, or the Go scheduler another goroutine)
-// must not charge the wait to the checksum. A record is timed by the wall
+// Time is counted per record (Record, Seal) and, in inline mode, per op
+// copied in (Copy), as CPU time: the checksum is what a record costs the
+// CPU, and a thread that loses its CPU in the middle of a record (the
+// kernel runs another thread, or the Go scheduler another goroutine) must
+// not charge the wait to the checksum. A piece of work is timed by the wall
 // clock (a vDSO read, tens of nanoseconds, precise) inside a pair of reads
 // of the thread's CPU clock (a system call, a few hundred nanoseconds).
 // While the thread keeps its CPU, the CPU clock advances by the wall time
 // plus the clock reads' own cost, and the wall time is the CPU time. When
 // the CPU clock advanced less than the wall clock, the thread was off the
-// CPU for part of the record, and the CPU clock's advance, less the
-// calibrated cost of the reads, is the CPU time instead (OffCPU counts
-// those records). Both clocks' own cost is calibrated once per process
-// (the median of empty measurements) and taken off. Where the system has
-// no thread CPU clock, wall time is all there is (Stats.Clock says so).
+// CPU for part of the work, and the CPU clock's advance, less the
+// calibrated cost of the reads, is the CPU time instead (OffCPU and
+// CopyOffCPU count those). Both clocks' own cost is calibrated once per
+// process (the median of empty measurements) and taken off. Where the
+// system has no thread CPU clock, wall time is all there is (Stats.Clock
+// says so).
 type Summer struct {
-	mode                         Mode
-	impl                         Impl
-	records, calls, bytes, nanos atomic.Uint64
-	wallNanos, offCPU            atomic.Uint64
-	observe                      func(Cost)
+	mode    Mode
+	impl    Impl
+	records atomic.Uint64
+	seal    tally // at seal: Record, Seal
+	copy    tally // at copy time: Copy
+	observe func(Cost)
+}
+
+// tally counts one kind of checksum work.
+type tally struct{ calls, bytes, nanos, wallNanos, offCPU atomic.Uint64 }
+
+func (t *tally) add(calls, bytes int, m measured) {
+	t.calls.Add(uint64(calls))
+	t.bytes.Add(uint64(bytes))
+	t.nanos.Add(uint64(m.cpu))
+	t.wallNanos.Add(uint64(m.wall))
+	if m.offCPU {
+		t.offCPU.Add(1)
+	}
+}
+
+// timing is one measurement in progress, as Summer describes: started
+// with startTiming, ended with stop.
+type timing struct {
+	cpu0    time.Duration
+	haveCPU bool
+	start   time.Time
+}
+
+// measured is what stop found: the work's CPU and wall time, and whether
+// the thread was off the CPU for part of it.
+type measured struct {
+	cpu, wall time.Duration
+	offCPU    bool
+}
+
+func startTiming() timing {
+	c0, haveCPU := threadCPUTime()
+	return timing{cpu0: c0, haveCPU: haveCPU, start: time.Now()}
+}
+
+func (t timing) stop() measured {
+	wall := max(0, time.Since(t.start)-clocks.wall)
+	c1, _ := threadCPUTime()
+	m := measured{cpu: wall, wall: wall}
+	if d := c1 - t.cpu0; t.haveCPU && d < wall {
+		// Off the CPU for part of the work: its CPU time is the CPU
+		// clock's advance, less what reading the clocks costs.
+		m.cpu, m.offCPU = max(0, d-clocks.cpu), true
+	}
+	return m
 }
 
 // NewSummer returns a Summer for mode m using impl.
@@ -131,10 +222,11 @@ func NewSummer(m Mode, impl Impl) *Summer {
 	return &Summer{mode: m, impl: impl}
 }
 
-// Observe makes s call f with the cost of every record, on the goroutine
-// that checksummed it, after the counters are updated. Call it before the
-// first Record; f must be quick and safe for concurrent use if Record is
-// called concurrently.
+// Observe makes s call f with the cost of every record (Record, Seal), on
+// the goroutine that checksummed it, after the counters are updated. Call
+// it before the first Record; f must be quick and safe for concurrent use
+// if records are checksummed concurrently. Copy does not call it: an op's
+// cost goes into its record's Payload, and reaches f with the record's.
 func (s *Summer) Observe(f func(Cost)) { s.observe = f }
 
 // Mode is the mode s checksums in.
@@ -145,31 +237,80 @@ func (s *Summer) Impl() Impl { return s.impl }
 
 // Record returns the CRC-32C of a record (see Sum) and counts the work.
 func (s *Summer) Record(rec []byte, hdrLen int) uint32 {
-	c0, haveCPU := threadCPUTime()
-	start := time.Now()
+	t := startTiming()
 	crc, calls := Sum(s.mode, s.impl.Update, rec, hdrLen)
-	wall := max(0, time.Since(start)-clocks.wall)
-	c1, _ := threadCPUTime()
-	cpu := wall
-	if d := c1 - c0; haveCPU && d < wall {
-		// Off the CPU for part of the record: its CPU time is the
-		// CPU clock's advance, less what reading the clocks costs.
-		cpu = max(0, d-clocks.cpu)
-		s.offCPU.Add(1)
-	}
-	s.nanos.Add(uint64(cpu))
-	s.wallNanos.Add(uint64(wall))
+	m := t.stop()
+	s.sealed(Cost{Bytes: len(rec), Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	return crc
+}
+
+// sealed counts a record's work at seal and tells the observer.
+func (s *Summer) sealed(c Cost, m measured) {
+	s.seal.add(c.Calls, c.Bytes, m)
 	s.records.Add(1)
-	s.calls.Add(uint64(calls))
-	s.bytes.Add(uint64(len(rec)))
 	if s.observe != nil {
-		s.observe(Cost{Bytes: len(rec), Calls: calls, CPU: cpu, Wall: wall})
+		s.observe(c)
 	}
+}
+
+// Copy is the inline mode's work for one op at copy time: p learns hdr
+// (the op header, already in place in the iclog), then src is copied into
+// dst with p learning it in the same pass. stamp, if not nil, runs last,
+// inside the timing: it stamps the blocks the op completed (p.Stamp). The
+// work is counted in s's Copy* counters and in p, whose record's Cost
+// carries it to the observer when it is sealed.
+func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
+	t := startTiming()
+	calls := 0
+	if len(hdr) > 0 {
+		p.Write(hdr)
+		calls++
+	}
+	if len(src) > 0 {
+		p.Copy(dst, src)
+		calls++
+	}
+	if stamp != nil {
+		stamp()
+	}
+	m := t.stop()
+	s.copy.add(calls, len(hdr)+len(src), m)
+	p.copyCalls += calls
+	p.copyBytes += len(hdr) + len(src)
+	p.copyCPU += m.cpu
+}
+
+// Seal is the inline mode's work at seal: p learns pad (the zeros that
+// round the payload up to a block, already in place), then stamp, if not
+// nil, stamps the blocks left (a last block whose first word ends in the
+// padding: it must see the zeros before they are stamped over), and the
+// record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
+// complete) combined with p's. Every payload block must be stamped by then
+// (see Payload.Sum). The observer sees the record's cost at seal and, in
+// Cost.Copy*, what its ops cost at copy time.
+func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
+	t := startTiming()
+	calls := 1
+	if len(pad) > 0 {
+		p.Write(pad)
+		calls++
+	}
+	if stamp != nil {
+		stamp()
+	}
+	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.Len())
+	m := t.stop()
+	s.sealed(Cost{Bytes: len(hdr) + len(pad), Calls: calls, CPU: m.cpu, Wall: m.wall,
+		CopyBytes: p.copyBytes, CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
 	return crc
 }
 
 // Stats returns the counters so far.
 func (s *Summer) Stats() Stats {
-	return Stats{Records: s.records.Load(), Calls: s.calls.Load(), Bytes: s.bytes.Load(), Nanos: s.nanos.Load(),
-		WallNanos: s.wallNanos.Load(), OffCPU: s.offCPU.Load(), Clock: clocks.name}
+	return Stats{Records: s.records.Load(),
+		Calls: s.seal.calls.Load(), Bytes: s.seal.bytes.Load(), Nanos: s.seal.nanos.Load(),
+		WallNanos: s.seal.wallNanos.Load(), OffCPU: s.seal.offCPU.Load(),
+		CopyCalls: s.copy.calls.Load(), CopyBytes: s.copy.bytes.Load(), CopyNanos: s.copy.nanos.Load(),
+		CopyWallNanos: s.copy.wallNanos.Load(), CopyOffCPU: s.copy.offCPU.Load(),
+		Clock: clocks.name}
 }

@@ -361,8 +361,8 @@ func (w *crashWorld) checkRecovered(fs *FS, s snapshot, seed uint64, what string
 			return
 		}
 	}
-	t.Fatalf("seed %d%s: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v)",
-		seed, what, tids, s.acked, s.committed, fs.Recovery())
+	t.Fatalf("seed %d%s: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, journal %s)",
+		seed, what, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.opts.Journal)
 }
 
 // Media faults: what a disk does to data it had already made durable.
@@ -666,7 +666,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 		check(t, err)
 		w := &crashWorld{t: t, r: rr, dir: dir, names: []string{"a", "b", "c", "d", "e", "f"}, stats: &cs, fsyncRate: []float64{0.02, 0.1, 0.25}[rr.IntN(3)]}
 		w.opts = Options{
-			Mode:               cksum.Modes()[rr.IntN(3)],
+			Mode:               cksum.Modes()[rr.IntN(len(cksum.Modes()))],
 			Journal:            []JournalMode{JournalMeta, JournalData}[rr.IntN(2)],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,19 @@ import (
 // both journal modes and checks that every fsync took at least that long
 // (the emulation waits out the rest of each flush; it can only be late),
 // that log flushes and, in meta mode, data-file syncs were emulated, and
-// that the checksum-time histograms account for every record and force.
+// that the checksum-time histograms account for every record and force;
+// in inline mode too, whose work at copy time is checksum CPU but not on
+// the force path.
 func TestFlushLatencyAndCksumTimes(t *testing.T) {
 	const lat = 3 * time.Millisecond
-	for _, jm := range []JournalMode{JournalMeta, JournalData} {
-		t.Run(jm.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		jm   JournalMode
+		mode cksum.Mode
+	}{{JournalMeta, cksum.Sector}, {JournalData, cksum.Sector}, {JournalData, cksum.Inline}} {
+		jm := c.jm
+		t.Run(jm.String()+"/"+c.mode.String(), func(t *testing.T) {
 			dir := mkfs(t, 16<<20, 0)
-			fs := mount(t, dir, Options{Mode: cksum.Sector, Journal: jm, FlushLatency: lat})
+			fs := mount(t, dir, Options{Mode: c.mode, Journal: jm, FlushLatency: lat})
 			f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
 			check(t, fs.Open(f.Ino))
 			buf := bytes.Repeat([]byte("x"), 64<<10)
@@ -56,8 +63,18 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			if recs != st.Cksum.Records || recs == 0 {
 				t.Errorf("%d records in the checksum-time histogram, %d checksummed", recs, st.Cksum.Records)
 			}
-			if forces == 0 || forces > st.ForceSyncs {
-				t.Errorf("%d forces in the force histogram, %d syncs a force waited for", forces, st.ForceSyncs)
+			if forces == 0 || forces > st.ForceSyncs || forces != st.Forces {
+				t.Errorf("%d forces in the force histogram, %d syncs a force waited for, %d forces timed", forces, st.ForceSyncs, st.Forces)
+			}
+			// The force path's checksum CPU is part of the work at seal,
+			// and no more than its wall time.
+			if st.ForceCksumCPUNanos == 0 || st.ForceCksumCPUNanos > st.Cksum.Nanos || st.ForceCksumCPUNanos > st.ForceCksumNanos ||
+				st.ForceCksumCPUPerForce() != float64(st.ForceCksumCPUNanos)/float64(forces) {
+				t.Errorf("checksum CPU on the force path %d ns (%.0f per force), at seal %d ns, wall on the force path %d ns",
+					st.ForceCksumCPUNanos, st.ForceCksumCPUPerForce(), st.Cksum.Nanos, st.ForceCksumNanos)
+			}
+			if inline := c.mode == cksum.Inline; inline != (st.Cksum.CopyNanos > 0) || inline != (st.Cksum.CopyBytes > st.Cksum.Bytes) {
+				t.Errorf("%s mode: checksum at copy time %d ns over %d bytes, at seal %d bytes", c.mode, st.Cksum.CopyNanos, st.Cksum.CopyBytes, st.Cksum.Bytes)
 			}
 			if st.ForceNanos < forces*uint64(lat) {
 				t.Errorf("forces took %v in all, less than %d × %v", time.Duration(st.ForceNanos), forces, lat)
@@ -70,11 +87,36 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			}
 			var out strings.Builder
 			st.WriteTo(&out)
-			for _, name := range []string{"cksum_record_p99_ns ", "force_cksum_share ", "flush_latency_ns 3000000\n", "cksum_clock "} {
+			for _, name := range []string{"cksum_record_p99_ns ", "force_cksum_share ", "flush_latency_ns 3000000\n", "cksum_clock ",
+				fmt.Sprintf("cksum_ns %d\n", st.Cksum.TotalNanos()), fmt.Sprintf("force_cksum_cpu_ns %d\n", st.ForceCksumCPUNanos)} {
 				if !strings.Contains(out.String(), name) {
 					t.Errorf(".stats lacks %q:\n%s", name, out.String())
 				}
 			}
 		})
+	}
+}
+
+// The journal's observer puts a record's whole checksum CPU time (at copy
+// time and at seal) in the per-record histogram, and only the work at seal
+// in the force's account.
+func TestCksumTimesObserve(t *testing.T) {
+	var c cksumTimes
+	c.startRound()
+	c.observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
+	c.observe(cksum.Cost{CPU: 50, Wall: 60})
+	c.forced(10000)
+	h := c.record.snapshot()
+	if h[histBucket(1000)] != 1 || h[histBucket(50)] != 1 {
+		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50", h)
+	}
+	if c.forceCksumN.Load() != 210 || c.forceCksumCPU.Load() != 150 || c.forces.Load() != 1 || c.forceNanos.Load() != 10000 {
+		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 210, 150 (seal only), 1, 10000",
+			c.forceCksumN.Load(), c.forceCksumCPU.Load(), c.forces.Load(), c.forceNanos.Load())
+	}
+	c.startRound()
+	c.forced(5000)
+	if c.forceCksumCPU.Load() != 150 || c.forceCksumN.Load() != 210 {
+		t.Error("a new round did not start from no checksum time")
 	}
 }

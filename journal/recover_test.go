@@ -54,10 +54,18 @@ func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []strin
 // TestTornWriteAtEveryBoundary writes a full 256 KiB record and tears it
 // at every 512-byte boundary: the blocks before the boundary new, the rest
 // as they were. Each tear must be cut as a torn tail, with a warning naming
-// the record's LSN, and the transaction it held must not be replayed.
+// the record's LSN, and the transaction it held must not be replayed. The
+// record is written in batched mode and in inline mode (stamped as it is
+// copied in), and recovered in batched mode.
 func TestTornWriteAtEveryBoundary(t *testing.T) {
+	for _, m := range []cksum.Mode{cksum.Batched, cksum.Inline} {
+		t.Run(m.String(), func(t *testing.T) { tornWriteAtEveryBoundary(t, m) })
+	}
+}
+
+func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 	dir, dev := crashStore(t, 4<<20, 256<<10)
-	o := Options{Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour}
+	o := Options{Mode: mode, Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour}
 	o.Device = dev
 	fs := mount(t, dir, o)
 	f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
@@ -541,11 +549,18 @@ func TestCorruptionRefused(t *testing.T) {
 // TestWraparound drives a 1 MiB log through many cycles, and at random
 // points recovers the durable image, which must hold exactly the current
 // model (everything was forced).
+// TestWraparound runs the log round eight times, recovering copies of it
+// on the way, in batched mode and in inline mode, whose iclogs take their
+// cycle when they become active.
 func TestWraparound(t *testing.T) {
-	for _, jm := range []JournalMode{JournalMeta, JournalData} {
-		t.Run(jm.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		jm JournalMode
+		m  cksum.Mode
+	}{{JournalMeta, cksum.Batched}, {JournalData, cksum.Batched}, {JournalMeta, cksum.Inline}, {JournalData, cksum.Inline}} {
+		jm := c.jm
+		t.Run(jm.String()+"/"+c.m.String(), func(t *testing.T) {
 			dir, dev := crashStore(t, 1<<20, 32<<10)
-			o := Options{Journal: jm, LogBufs: 4, CheckpointInterval: time.Hour, Device: dev}
+			o := Options{Mode: c.m, Journal: jm, LogBufs: 4, CheckpointInterval: time.Hour, Device: dev}
 			fs := mount(t, dir, o)
 			r := rand.New(rand.NewPCG(42, uint64(jm)))
 			var files []Ino

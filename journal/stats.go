@@ -80,27 +80,38 @@ func (h *atomicHist) snapshot() []uint64 {
 }
 
 // cksumTimes is the journal's account of checksum time, beside the
-// Summer's totals: a histogram of each record's checksum CPU time, and per
-// log force (a writer round that ends in a sync some force waits for) the
-// wall time its records' checksums took and the round's whole wall time
-// (sealing and writing its records, and the sync), whose ratio is the
-// checksum's share of the force's latency.
+// Summer's totals: a histogram of each record's checksum CPU time (all of
+// it: at seal, and in inline mode at copy time too), and per log force (a
+// writer round that ends in a sync some force waits for) the time its
+// records' checksums took at seal, which is all the checksum work on the
+// force's path, and the round's whole wall time (sealing and writing its
+// records, and the sync). The seal's wall time over the round's is the
+// checksum's share of the force's latency; its CPU time per force is the
+// checksum's cost on the force path, free of time off the CPU.
 type cksumTimes struct {
-	record      atomicHist // CPU ns per record
-	forceCksum  atomicHist // checksum wall ns per force
-	force       atomicHist // wall ns per force
-	forceNanos  atomic.Uint64
-	forceCksumN atomic.Uint64
+	record        atomicHist // CPU ns per record, copy time included
+	forceCksum    atomicHist // checksum wall ns at seal per force
+	force         atomicHist // wall ns per force
+	forceNanos    atomic.Uint64
+	forceCksumN   atomic.Uint64 // wall
+	forceCksumCPU atomic.Uint64
+	forces        atomic.Uint64 // forces timed
 
-	round time.Duration // checksum wall time of the writer's round so far; the writer's alone
+	// checksum wall and CPU time at seal of the writer's round so far;
+	// the writer's alone
+	round, roundCPU time.Duration
 }
 
 // observe is the Summer's observer: it runs on the writer, which alone
 // seals records.
 func (c *cksumTimes) observe(cost cksum.Cost) {
-	c.record.add(uint64(cost.CPU))
+	c.record.add(uint64(cost.TotalCPU()))
 	c.round += cost.Wall
+	c.roundCPU += cost.CPU
 }
+
+// startRound begins a writer round.
+func (c *cksumTimes) startRound() { c.round, c.roundCPU = 0, 0 }
 
 // forced accounts a writer round that ended in a sync a force waited for.
 func (c *cksumTimes) forced(total time.Duration) {
@@ -108,6 +119,8 @@ func (c *cksumTimes) forced(total time.Duration) {
 	c.forceCksum.add(uint64(c.round))
 	c.forceNanos.Add(uint64(total))
 	c.forceCksumN.Add(uint64(c.round))
+	c.forceCksumCPU.Add(uint64(c.roundCPU))
+	c.forces.Add(1)
 }
 
 func (fs *FS) recordFsync(d time.Duration) {
@@ -140,18 +153,23 @@ type Stats struct {
 	Head, Tail   logbuf.LSN
 	Durable      logbuf.LSN
 
-	// Checksum time per record (CPU ns) and per log force (wall ns of the
-	// checksum, and of the whole force), log-linear buckets in ns.
+	// Checksum time per record (CPU ns, inline mode's at copy time
+	// included) and per log force (wall ns of the checksum at seal, and of
+	// the whole force), log-linear buckets in ns.
 	CksumRecordHist []uint64
 	ForceCksumHist  []uint64
 	ForceHist       []uint64
 	ForceNanos      uint64 // wall time of all log forces
-	ForceCksumNanos uint64 // of which checksumming their records
+	ForceCksumNanos uint64 // of which checksumming their records (at seal)
 	// Emulated flush latency (Options.FlushLatency): the latency, flushes
 	// that took it, and flushes that took longer by themselves.
 	FlushLatency  time.Duration
 	Flushes       uint64
 	FlushOverruns uint64
+	// Log forces timed (ForceHist's count), and the CPU time of their
+	// records' checksums at seal: the checksum's cost on the force path.
+	Forces             uint64
+	ForceCksumCPUNanos uint64
 }
 
 // Stats returns the counters.
@@ -174,6 +192,7 @@ func (fs *FS) Stats() Stats {
 	t := &fs.x.times
 	s.CksumRecordHist, s.ForceCksumHist, s.ForceHist = t.record.snapshot(), t.forceCksum.snapshot(), t.force.snapshot()
 	s.ForceNanos, s.ForceCksumNanos = t.forceNanos.Load(), t.forceCksumN.Load()
+	s.Forces, s.ForceCksumCPUNanos = t.forces.Load(), t.forceCksumCPU.Load()
 	if fs.flush != nil {
 		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
 	}
@@ -189,12 +208,13 @@ func (s Stats) FsyncsPerForce() float64 {
 	return float64(s.ForceWaits) / float64(s.ForceSyncs)
 }
 
-// CksumNanosPerKiB is the checksum's CPU time per KiB checksummed.
+// CksumNanosPerKiB is the checksum's CPU time per KiB checksummed, all of
+// it (at copy time and at seal).
 func (s Stats) CksumNanosPerKiB() float64 {
-	if s.Cksum.Bytes == 0 {
+	if s.Cksum.TotalBytes() == 0 {
 		return 0
 	}
-	return float64(s.Cksum.Nanos) / float64(s.Cksum.Bytes) * 1024
+	return float64(s.Cksum.TotalNanos()) / float64(s.Cksum.TotalBytes()) * 1024
 }
 
 // ForceCksumShare is the checksum's share of the log forces' wall time.
@@ -203,6 +223,15 @@ func (s Stats) ForceCksumShare() float64 {
 		return 0
 	}
 	return float64(s.ForceCksumNanos) / float64(s.ForceNanos)
+}
+
+// ForceCksumCPUPerForce is the checksum's CPU time on the log-force path
+// per log force: its records' checksum work at seal.
+func (s Stats) ForceCksumCPUPerForce() float64 {
+	if s.Forces == 0 {
+		return 0
+	}
+	return float64(s.ForceCksumCPUNanos) / float64(s.Forces)
 }
 
 // WriteTo writes the stats as "name value" lines (DESIGN §6).
@@ -231,11 +260,16 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_space_waits", s.SpaceWaits)
 	p("iclog_waits", s.IclogWaits)
 	p("log_sync_ns", s.SyncNanos)
+	// Checksum work in all (cksum_calls, _bytes, _ns: CPU time, _wall_ns,
+	// and per record and per KiB), then split into that at seal, on the
+	// log force's path (cksum_seal_*; force_cksum_*: per force), and that
+	// at copy time (cksum_copy_*: inline mode; its time includes the copy,
+	// done in the same pass).
 	p("cksum_records", s.Cksum.Records)
-	p("cksum_calls", s.Cksum.Calls)
-	p("cksum_bytes", s.Cksum.Bytes)
-	p("cksum_ns", s.Cksum.Nanos)
-	p("cksum_wall_ns", s.Cksum.WallNanos)
+	p("cksum_calls", s.Cksum.TotalCalls())
+	p("cksum_bytes", s.Cksum.TotalBytes())
+	p("cksum_ns", s.Cksum.TotalNanos())
+	p("cksum_wall_ns", s.Cksum.TotalWallNanos())
 	p("cksum_off_cpu_records", s.Cksum.OffCPU)
 	p("cksum_clock", s.Cksum.Clock)
 	p("cksum_record_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 50)))
@@ -251,6 +285,16 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("flush_latency_ns", int64(s.FlushLatency))
 	p("flushes_emulated", s.Flushes)
 	p("flush_overruns", s.FlushOverruns)
+	p("cksum_seal_calls", s.Cksum.Calls)
+	p("cksum_seal_bytes", s.Cksum.Bytes)
+	p("cksum_seal_ns", s.Cksum.Nanos)
+	p("cksum_copy_calls", s.Cksum.CopyCalls)
+	p("cksum_copy_bytes", s.Cksum.CopyBytes)
+	p("cksum_copy_ns", s.Cksum.CopyNanos)
+	p("cksum_copy_off_cpu_ops", s.Cksum.CopyOffCPU)
+	p("forces_timed", s.Forces)
+	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
+	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)

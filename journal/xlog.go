@@ -73,6 +73,8 @@ type xlog struct {
 
 	// pprof labels the writer runs under, and those of checksum work.
 	baseLabels, cksumLabels context.Context
+	// inline mode: AppendOp checksums as it copies, under cksumLabels
+	inline bool
 
 	mu    sync.Mutex
 	cond  sync.Cond // durable moved, iclog freed, tail moved, failure
@@ -148,6 +150,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 		nextTID:        c.lastTID + 1,
 		lastTID:        c.lastTID,
 		writerDone:     make(chan struct{}),
+		inline:         c.sum.Mode() == cksum.Inline,
 	}
 	x.cond.L = &x.mu
 	x.wcond.L = &x.mu
@@ -225,7 +228,15 @@ func (x *xlog) appendOp(tid uint32, flags uint8, data []byte) (*iclog, error) {
 			x.switchActive()
 			continue
 		}
+		if x.inline {
+			// The copy is checksum work too. Commits run on the callers'
+			// goroutines, which carry no labels of their own.
+			pprof.SetGoroutineLabels(x.cksumLabels)
+		}
 		n := ic.buf.AppendOp(tid, logbuf.ClientTransaction, flags, data, cont)
+		if x.inline {
+			pprof.SetGoroutineLabels(context.Background())
+		}
 		data = data[n:]
 		if len(data) == 0 {
 			return ic, nil
@@ -261,7 +272,7 @@ func (x *xlog) activeIclog() (*iclog, error) {
 		}
 		ic := x.free[len(x.free)-1]
 		x.free = x.free[:len(x.free)-1]
-		ic.buf.Reset()
+		ic.buf.Start(x.head.cycle, x.sum) // the cycle its blocks are stamped with
 		ic.txns = ic.txns[:0]
 		ic.at = x.head
 		x.active = ic
@@ -333,7 +344,7 @@ func (x *xlog) writer() {
 		x.mu.Unlock()
 
 		roundStart := time.Now()
-		x.times.round = 0
+		x.times.startRound()
 		var err error
 		for _, ic := range batch {
 			if err = x.writeRecord(ic, durable); err != nil {

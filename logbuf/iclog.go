@@ -12,12 +12,24 @@ var be = binary.BigEndian
 // Iclog is an in-core log buffer: one log record being filled. Its buffer is
 // the record as it will be written, header blocks first, so that sealing it
 // (stamp + checksum) works in place and the record is written with one call.
+//
+// In inline mode (Start with an inline Summer) the stamping and most of the
+// checksum move from Seal to AppendOp: each op is copied with CopyUpdate,
+// every block whose first word it completes is stamped on the spot, and
+// Seal only checksums the header blocks and combines.
 type Iclog struct {
 	buf   []byte // logbsize bytes: hsize of header blocks, then the data area
 	hsize int    // bytes of header blocks
 	off   int    // payload bytes used
 	nops  int    // op headers in the payload
 	uuid  [16]byte
+
+	// inline mode, from Start to Reset
+	inline  bool
+	cycle   uint32        // the record's cycle, stamped as blocks fill
+	stamped int           // payload blocks stamped so far
+	sum     *cksum.Summer // counts the copy-time work
+	pay     cksum.Payload // CRC of the payload so far
 }
 
 // NewIclog returns an empty iclog of logbsize bytes for filesystem uuid.
@@ -32,8 +44,24 @@ func NewIclog(logbsize int, uuid [16]byte) (*Iclog, error) {
 	}, nil
 }
 
-// Reset empties the iclog for reuse.
-func (ic *Iclog) Reset() { ic.off, ic.nops = 0, 0 }
+// Reset empties the iclog for reuse, out of inline mode.
+func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped = 0, 0, false, 0 }
+
+// Start empties the iclog for a record at cycle that sum will checksum. When
+// sum's mode is inline, AppendOp stamps and checksums as it copies; the
+// record must then be sealed at an LSN of that cycle (Seal undoes the stamps
+// and does all the work itself otherwise).
+func (ic *Iclog) Start(cycle uint32, sum *cksum.Summer) {
+	ic.Reset()
+	if sum == nil || sum.Mode() != cksum.Inline {
+		return
+	}
+	ic.inline, ic.cycle, ic.sum = true, cycle, sum
+	ic.pay.Reset(sum.Impl())
+	// Stamping fills the cycle data as it goes, and Seal keeps it: no
+	// saved word of an earlier record may linger there.
+	clear(ic.buf[:ic.hsize])
+}
 
 // Size is the iclog size (h_size, logbsize).
 func (ic *Iclog) Size() int { return len(ic.buf) }
@@ -88,10 +116,25 @@ func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont
 	p[8] = clientID
 	p[9] = flags
 	p[10], p[11] = 0, 0
-	copy(p[OpHeaderSize:], region[:n])
-	ic.off += OpHeaderSize + n
+	end := ic.off + OpHeaderSize + n
+	if ic.inline {
+		ic.sum.Copy(&ic.pay, p[:OpHeaderSize], p[OpHeaderSize:], region[:n], func() { ic.stampTo(end) })
+	} else {
+		copy(p[OpHeaderSize:], region[:n])
+	}
+	ic.off = end
 	ic.nops++
 	return n
+}
+
+// stampTo stamps, in inline mode, every block whose first word now lies
+// wholly before payload offset end and that is not stamped yet, as pack
+// does, and tells the payload's CRC.
+func (ic *Iclog) stampTo(end int) {
+	for ; ic.stamped*BBSize+4 <= end; ic.stamped++ {
+		saved, stamp := stampBlock(ic.buf, ic.hsize, ic.stamped, ic.cycle)
+		ic.pay.Stamp(saved, stamp)
+	}
 }
 
 // Seal turns the iclog's contents into a record ready to write at lsn: it
@@ -101,14 +144,24 @@ func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont
 // durableLSN is the durable watermark (h_durable_lsn): the newest record
 // already durable, 0 if none, below lsn. It returns the record's bytes,
 // which alias the iclog's buffer until Reset.
+//
+// In inline mode the payload blocks are stamped already, but for a last one
+// whose first word ends in the padding, and the CRC is the header blocks'
+// combined with the payload's (Summer.Seal). Sealed at an LSN of another
+// cycle than Start's, it puts the saved words back and does all the work
+// here, as the other modes do.
 func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
 	plen := roundBB(ic.off)
 	clear(ic.buf[ic.hsize+ic.off : ic.hsize+plen])
 	rec := ic.buf[:ic.hsize+plen]
 	cycle := lsn.Cycle()
+	if ic.inline && cycle != ic.cycle {
+		unpack(ic.buf[:ic.hsize+ic.stamped*BBSize], ic.hsize)
+		ic.inline, ic.stamped = false, 0
+	}
 
 	h := rec[:BBSize]
-	clear(h)
+	clearHeader(h, offCycleData, ic.inline)
 	be.PutUint32(h[offMagic:], HeaderMagic)
 	be.PutUint32(h[offCycle:], cycle)
 	be.PutUint32(h[offVersion:], Version2)
@@ -123,12 +176,33 @@ func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum
 	be.PutUint64(h[offDurable:], uint64(durableLSN))
 	for x := BBSize; x < ic.hsize; x += BBSize {
 		xh := rec[x : x+BBSize]
-		clear(xh)
+		clearHeader(xh, xoffCycleData, ic.inline)
 		be.PutUint32(xh[xoffCycle:], cycle)
 	}
-	pack(rec, ic.hsize, cycle)
-	binary.LittleEndian.PutUint32(h[offCRC:], sum.Record(rec, ic.hsize))
+	var crc uint32
+	switch {
+	case ic.inline && sum.Mode() == cksum.Inline:
+		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize], func() { ic.stampTo(plen) })
+	case ic.inline: // stamped at copy time, summed by another mode
+		ic.stampTo(plen)
+		crc = sum.Record(rec, ic.hsize)
+	default:
+		pack(rec, ic.hsize, cycle)
+		crc = sum.Record(rec, ic.hsize)
+	}
+	binary.LittleEndian.PutUint32(h[offCRC:], crc)
 	return rec
+}
+
+// clearHeader zeroes a header block, keeping its cycle data (at cd) when
+// keep is set: inline mode saves displaced words there as it stamps.
+func clearHeader(b []byte, cd int, keep bool) {
+	if !keep {
+		clear(b)
+		return
+	}
+	clear(b[:cd])
+	clear(b[cd+4*CycleDataSize:])
 }
 
 // cycleDataSlot returns where the saved first word of payload block i lives:
@@ -145,12 +219,20 @@ func cycleDataSlot(i int) int {
 // word in the headers' cycle data. A torn write then shows as a block whose
 // first word is not the record's cycle; the saved words make it reversible.
 func pack(rec []byte, hsize int, cycle uint32) {
-	payload := rec[hsize:]
-	for i := 0; i*BBSize < len(payload); i++ {
-		w := payload[i*BBSize:]
-		copy(rec[cycleDataSlot(i):], w[:4])
-		be.PutUint32(w, cycle)
+	for i := 0; i*BBSize < len(rec)-hsize; i++ {
+		stampBlock(rec, hsize, i, cycle)
 	}
+}
+
+// stampBlock stamps payload block i of rec: its first word goes to the
+// cycle data and the cycle takes its place. It returns the saved word and
+// the stamp, in place.
+func stampBlock(rec []byte, hsize, i int, cycle uint32) (saved, stamp []byte) {
+	stamp = rec[hsize+i*BBSize:][:4]
+	saved = rec[cycleDataSlot(i):][:4]
+	copy(saved, stamp)
+	be.PutUint32(stamp, cycle)
+	return saved, stamp
 }
 
 // unpack is the inverse of pack (xlog_unpack_data).

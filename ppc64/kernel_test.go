@@ -1,6 +1,7 @@
 package ppc64
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -62,6 +63,24 @@ func TestBoundaries(t *testing.T) {
 	for i := range buf {
 		buf[i] = byte(r.Uint32())
 	}
+	for _, k := range ks {
+		for align := range 16 {
+			for _, n := range boundaryLens() {
+				p := buf[align : align+n]
+				for _, crc := range []uint32{0, r.Uint32()} {
+					if got, want := k.Update(crc, p), oracle(crc, p); got != want {
+						t.Fatalf("%s: len %d align %d crc %#x: got %#08x, want %#08x", k.Name, n, align, crc, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// boundaryLens are the lengths where the kernel's paths meet: the
+// scalar-only cutoff, every block count of the short vector path, the main
+// loop's entry and its 256-byte steps with every tail length.
+func boundaryLens() []int {
 	var lens []int
 	for n := range 160 {
 		lens = append(lens, n) // scalar, short vector path, first fold
@@ -73,19 +92,7 @@ func TestBoundaries(t *testing.T) {
 			}
 		}
 	}
-	lens = append(lens, 4095, 4096, 4097)
-	for _, k := range ks {
-		for align := range 16 {
-			for _, n := range lens {
-				p := buf[align : align+n]
-				for _, crc := range []uint32{0, r.Uint32()} {
-					if got, want := k.Update(crc, p), oracle(crc, p); got != want {
-						t.Fatalf("%s: len %d align %d crc %#x: got %#08x, want %#08x", k.Name, n, align, crc, got, want)
-					}
-				}
-			}
-		}
-	}
+	return append(lens, 4095, 4096, 4097)
 }
 
 // TestAllOnesAndZeros catches a wrong carry or lost top bit that random
@@ -120,6 +127,10 @@ func FuzzKernel(f *testing.F) {
 		for _, k := range Kernels() {
 			if got := k.Update(crc, p); got != want {
 				t.Fatalf("%s: len %d: got %#08x, want %#08x", k.Name, len(p), got, want)
+			}
+			dst := make([]byte, len(p))
+			if got := k.CopyUpdate(dst, p, crc); got != want || !bytes.Equal(dst, p) {
+				t.Fatalf("%s: CopyUpdate len %d: got %#08x, want %#08x; copy equal: %v", k.Name, len(p), got, want, bytes.Equal(dst, p))
 			}
 		}
 		// The scalar path and the model are checked on every machine.

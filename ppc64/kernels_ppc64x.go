@@ -15,9 +15,10 @@ func Kernels() []Kernel {
 		return nil
 	}
 	return []Kernel{{
-		Name:   "vpmsum",
-		Desc:   "POWER8 VPMSUMD carry-less folding, 8 streams of 16 B",
-		Update: update,
+		Name:       "vpmsum",
+		Desc:       "POWER8 VPMSUMD carry-less folding, 8 streams of 16 B",
+		Update:     update,
+		CopyUpdate: copyUpdate,
 	}}
 }
 
@@ -53,4 +54,37 @@ func update(crc uint32, p []byte) uint32 {
 		return crc
 	}
 	return scalarUpdate(crc, p)
+}
+
+// vpmsumCopy is vpmsum copying src into dst on the way (copy_ppc64x.s).
+// len(src) is a non-zero multiple of 16, len(dst) >= len(src), the buffers
+// do not overlap, and neither needs aligning.
+//
+//go:noescape
+func vpmsumCopy(crc uint32, dst, src []byte, t *table) uint32
+
+func copyUpdate(dst, src []byte, crc uint32) uint32 {
+	n := min(len(dst), len(src))
+	dst, src = dst[:n], src[:n]
+	if overlap(dst, src) {
+		// One pass could read bytes it has already overwritten: copy (a
+		// memmove) first, then checksum the copy.
+		copy(dst, src)
+		return update(crc, dst)
+	}
+	if m := n &^ 15; n >= vecMin {
+		crc = vpmsumCopy(crc, dst[:m], src[:m], tab)
+		dst, src = dst[m:], src[m:]
+	}
+	copy(dst, src)
+	return scalarUpdate(crc, src)
+}
+
+// overlap reports whether a and b share any byte.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }

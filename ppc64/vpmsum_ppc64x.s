@@ -1,39 +1,10 @@
 //go:build ppc64 || ppc64le
 
 #include "textflag.h"
+#include "vpmsum_ppc64x.h"
 
 // CRC-32C by VPMSUMD folding; the math is in consts.go, and model_test.go
 // runs the same steps in Go.
-
-// Offsets into table (consts.go); TestTableLayout checks them.
-#define T_FOLD		0
-#define T_LOOP128	368
-#define T_LOOP256	384
-#define T_REDUCE	400
-#define T_MU		416
-#define T_POLY		432
-#define T_MASK		448
-#define T_BSWAP		464
-
-#define K128	V24
-#define K256	V25
-#define BSWAP	V26
-#define VCRC	V27
-#define G	V28
-#define ZERO	V29
-
-// LOAD puts the 16 aligned bytes at addr into v as their little-endian
-// 128-bit value, the layout all the math assumes. Only the loads differ
-// between the byte orders: the constants come in with LXVD2X, which loads
-// each doubleword in the native order on both, and everything after the
-// loads works on register contents, which do not depend on the byte order.
-#ifdef GOARCH_ppc64
-// Big-endian LVX gives the big-endian value: reverse the 16 bytes.
-#define LOAD(addr, v) LVX addr, v; VPERM v, v, BSWAP, v
-#else
-// Little-endian LVX gives the little-endian value.
-#define LOAD(addr, v) LVX addr, v
-#endif
 
 // func vpmsum(crc uint32, p []byte, t *table) uint32
 // p is 16-byte aligned and len(p) a non-zero multiple of 16.

@@ -8,7 +8,7 @@
 // checksumming, and are counted apart.
 //
 // The checksum work of the journal runs under the pprof labels
-// cksum_mode=<batched|xfs|sector> and phase=checksum (LabelMode,
+// cksum_mode=<batched|xfs|sector|inline> and phase=checksum (LabelMode,
 // LabelPhase), which Analyze breaks the profile down by. Which functions
 // count as checksum code is IsChecksumFunc's to say.
 //

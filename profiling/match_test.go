@@ -78,7 +78,12 @@ func TestIsTimingFunc(t *testing.T) {
 		"github.com/xlogfs/xlogfs/cksum.threadCPUTime.func1": true,
 		"github.com/xlogfs/xlogfs/cksum.threadCPUTimeX":      false,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":    true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).Seal":      true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).Copy":      true,
+		"github.com/xlogfs/xlogfs/cksum.timing.stop":         true,
 		"github.com/xlogfs/xlogfs/cksum.Sum":                 false,
+		"github.com/xlogfs/xlogfs/cksum.(*Payload).Copy":     false,
+		"github.com/xlogfs/xlogfs/cksum.(*Payload).Stamp":    false,
 	} {
 		if got := profiling.IsTimingFunc(name); got != want {
 			t.Errorf("IsTimingFunc(%q) = %v, want %v", name, got, want)

@@ -12,7 +12,7 @@ import (
 
 // The pprof labels the journal's checksum work runs under.
 const (
-	LabelMode     = "cksum_mode" // the checksum mode: batched, xfs or sector
+	LabelMode     = "cksum_mode" // the checksum mode: batched, xfs, sector or inline
 	LabelPhase    = "phase"      // what the labelled code is doing
 	PhaseChecksum = "checksum"   // LabelPhase's value while checksumming
 )
@@ -35,7 +35,8 @@ type Share struct {
 	PhaseShare   float64 `json:"phase_checksum_share"`
 
 	// CPU time of the samples in the checksum counters' own bookkeeping
-	// (IsTimingFunc: Record's clock reads and counting), and its share.
+	// (IsTimingFunc: the clock reads and counting of Record, Seal and
+	// Copy), and its share.
 	// They are left out of ChecksumSeconds and PhaseSeconds (and the
 	// modes' checksum time), as the counters leave them out of their own
 	// time.
@@ -43,7 +44,7 @@ type Share struct {
 	TimingShare   float64 `json:"timing_share"`
 
 	// One entry per value of the cksum_mode label, in the order batched,
-	// xfs, sector, then any others by name. Samples without the label are
+	// xfs, sector, inline, then any others by name. Samples without the label are
 	// in none.
 	Modes []ModeShare `json:"modes"`
 }
@@ -65,7 +66,7 @@ type ModeShare struct {
 
 // modeOrder is the order of the modes in a Share, as the bench compares
 // them; other label values follow, sorted.
-var modeOrder = []string{"batched", "xfs", "sector"}
+var modeOrder = []string{"batched", "xfs", "sector", "inline"}
 
 // Analyze computes the Share of checksum code in the given CPU profiles,
 // taken together (as if merged). Each must be a Go CPU profile, or a merge

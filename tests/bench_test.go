@@ -21,7 +21,7 @@ import (
 func TestBenchEndToEnd(t *testing.T) {
 	requireFUSE(t)
 	out := filepath.Join(t.TempDir(), "bench")
-	cmd := exec.Command(xlogfsBin, "bench", "--time", "2s", "--rounds", "1", "--modes", "batched,xfs,sector", "--impls", "best,generic",
+	cmd := exec.Command(xlogfsBin, "bench", "--time", "2s", "--rounds", "1", "--modes", "batched,xfs,sector,inline", "--impls", "best,generic",
 		"--device", "ram", "--journal", "data", "--seed", "12345", "--out", out, "--json", "--no-progress")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -63,8 +63,8 @@ func TestBenchEndToEnd(t *testing.T) {
 	if strings.TrimSpace(string(onDisk)) != strings.TrimSpace(stdout.String()) {
 		t.Error("results.json differs from what --json printed")
 	}
-	if res.Config.Seed != 12345 || len(res.Targets) != 6 || len(res.Runs) != 6 {
-		t.Fatalf("seed %d, %d targets, %d runs; want seed 12345 and 6 targets (3 modes × 2 kernels) run once", res.Config.Seed, len(res.Targets), len(res.Runs))
+	if res.Config.Seed != 12345 || len(res.Targets) != 8 || len(res.Runs) != 8 {
+		t.Fatalf("seed %d, %d targets, %d runs; want seed 12345 and 8 targets (4 modes × 2 kernels) run once", res.Config.Seed, len(res.Targets), len(res.Runs))
 	}
 	orders := map[int]bool{}
 	for _, r := range res.Runs {
@@ -90,6 +90,19 @@ func TestBenchEndToEnd(t *testing.T) {
 			if want := st["cksum_bytes"] / st["cksum_records"] / 512; perRecord != want {
 				t.Errorf("%s: %.2f crc calls per record, want one per 512-byte block (%.2f)", r.Target, perRecord, want)
 			}
+		case "inline":
+			// At seal the header blocks and the padding; the payload was
+			// checksummed as it was copied in, off the force path.
+			if seal := st["cksum_seal_calls"] / st["cksum_records"]; seal < 1 || seal > 2 || st["cksum_copy_calls"] == 0 || st["cksum_copy_ns"] == 0 {
+				t.Errorf("%s: %.2f crc calls per record at seal (want 1-2: the header blocks and the padding); at copy %v calls, %v ns",
+					r.Target, seal, st["cksum_copy_calls"], st["cksum_copy_ns"])
+			}
+			if st["cksum_ns"] != st["cksum_seal_ns"]+st["cksum_copy_ns"] || st["cksum_bytes"] != st["cksum_seal_bytes"]+st["cksum_copy_bytes"] {
+				t.Errorf("%s: checksum totals are not seal + copy: %v", r.Target, st)
+			}
+		}
+		if mode != "inline" && st["cksum_copy_calls"] != 0 {
+			t.Errorf("%s: %v crc calls at copy time outside inline mode", r.Target, st["cksum_copy_calls"])
 		}
 		if impl == "generic" && st["cksum_ns"] == 0 {
 			t.Errorf("%s: no checksum time counted", r.Target)
@@ -101,6 +114,9 @@ func TestBenchEndToEnd(t *testing.T) {
 			if !ok || v < 0 || v >= 1 || v == 0 && (m != "cksum_cpu_profile" || impl == "generic") {
 				t.Errorf("%s: %s = %v, want a fraction", r.Target, m, v)
 			}
+		}
+		if r.Values["cksum_force_ns"] <= 0 || st["forces_timed"] == 0 {
+			t.Errorf("%s: checksum on the force path %v ns per force, %v forces timed", r.Target, r.Values["cksum_force_ns"], st["forces_timed"])
 		}
 		if r.Values["cksum_rec_p99_ns"] < r.Values["cksum_rec_p50_ns"] || r.Values["cksum_ns_per_kib"] <= 0 {
 			t.Errorf("%s: checksum ns per record p50 %v p99 %v, per KiB %v", r.Target, r.Values["cksum_rec_p50_ns"], r.Values["cksum_rec_p99_ns"], r.Values["cksum_ns_per_kib"])
@@ -114,12 +130,12 @@ func TestBenchEndToEnd(t *testing.T) {
 			t.Errorf("%s: pprof-share of %s: %v\n%s", r.Target, r.Profile, err, share)
 		}
 	}
-	if len(orders) != 6 {
-		t.Errorf("orders within the round: %v, want 1..6", orders)
+	if len(orders) != 8 {
+		t.Errorf("orders within the round: %v, want 1..8", orders)
 	}
 	// One round: a ratio for every target but no interval (JSON null), and
 	// so nothing significant.
-	found := false
+	found, forcePath := false, false
 	for _, c := range res.Comparisons {
 		if c.Reference != res.Config.Reference || c.CILow != nil || c.Significant || math.IsNaN(c.Ratio) {
 			t.Errorf("comparison %+v after one round: want the reference, a null interval, not significant", c)
@@ -127,9 +143,12 @@ func TestBenchEndToEnd(t *testing.T) {
 		if c.Metric == "cksum_cpu" && strings.HasPrefix(c.Target, "sector/") && c.Target != "sector/generic" {
 			found = true
 		}
+		if c.Metric == "cksum_force_ns" && strings.HasPrefix(c.Target, "inline/") && c.Target != "inline/generic" {
+			forcePath = true
+		}
 	}
-	if !found {
-		t.Errorf("no cksum_cpu comparison of sector with the fastest kernel against %s", res.Config.Reference)
+	if !found || !forcePath {
+		t.Errorf("no cksum_cpu comparison of sector (%v) or no cksum_force_ns comparison of inline (%v) with the fastest kernel against %s", found, forcePath, res.Config.Reference)
 	}
 	if len(res.Verdict) == 0 {
 		t.Error("no verdict")

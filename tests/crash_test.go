@@ -26,7 +26,7 @@ var (
 )
 
 // cksumModes are the --cksum-mode values.
-var cksumModes = []string{"batched", "xfs", "sector"}
+var cksumModes = []string{"batched", "xfs", "sector", "inline"}
 
 // TestCrashKill9 kills the mount daemon with SIGKILL while writers loop over
 // write+fsync (appends, atomic saves by rename, removals, an open unlinked
@@ -49,8 +49,10 @@ func TestCrashKill9(t *testing.T) {
 
 	var writers []*crashWriter
 	for round := range *crashRounds {
-		flags := []string{"--journal", journalModes[round%len(journalModes)], "--cksum-mode", cksumModes[round%len(cksumModes)]}
-		if round%4 >= 2 {
+		// Each checksum mode with each journal mode, in rounds of eight
+		// without and eight with checkpoints all the time.
+		flags := []string{"--journal", journalModes[round%len(journalModes)], "--cksum-mode", cksumModes[round/len(journalModes)%len(cksumModes)]}
+		if round/8%2 == 1 {
 			// Checkpoints all the time, so that crashes hit them too.
 			flags = append(flags, "--checkpoint-interval", "10ms")
 		}

@@ -101,7 +101,7 @@ func dbenchProblems(out []byte) (problems, harmless []string) {
 // pass "xlogfs check" after the unmount.
 func TestDbench(t *testing.T) {
 	bin, loadfile := requireDbench(t)
-	for _, mode := range []string{"batched", "xfs", "sector"} {
+	for _, mode := range []string{"batched", "xfs", "sector", "inline"} {
 		for _, fsync := range []bool{false, true} {
 			name := mode
 			if fsync {
@@ -156,6 +156,13 @@ func TestDbench(t *testing.T) {
 				case "sector":
 					if calls < bytes/512 || calls > bytes/512+records {
 						t.Errorf("sector: %d crc32c calls for %d records of %d bytes, want one per 512-byte block", calls, records, bytes)
+					}
+				case "inline":
+					// At seal only the header blocks (and the padding); the
+					// payload went through CopyUpdate as ops were copied in.
+					seal, copied := statUint(t, stats, "cksum_seal_calls"), statUint(t, stats, "cksum_copy_calls")
+					if seal < records || seal > 2*records || copied < records || statUint(t, stats, "cksum_copy_bytes") == 0 {
+						t.Errorf("inline: %d crc32c calls at seal and %d at copy for %d records, want 1-2 per record at seal and the ops' at copy", seal, copied, records)
 					}
 				}
 				if fsync && statUint(t, stats, "fsyncs") == 0 {

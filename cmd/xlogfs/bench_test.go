@@ -163,7 +163,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"bench", "--device", "floppy"},
 		{"bench", "--modes", "bogus"},
 		{"bench", "--impls", "nope"},
-		{"bench", "--reference", "inline/best"},
+		{"bench", "--reference", "batched/stdlib"}, // stdlib is no default impl
 		{"bench", "--rounds", "0"},
 	} {
 		if code, _, errs := runCapture(t, args...); code != 2 || errs == "" {

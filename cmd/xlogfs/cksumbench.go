@@ -24,12 +24,17 @@ size, as a ratio to Go's hash/crc32 measured in the same run; then sweeps the
 checksum modes over record sizes for each implementation: crc32c calls per
 record, ns per record, and the ratio to batched at the same size and
 implementation. That is where batching pays: many short calls cost a fast
-kernel far more than one long call, a slow kernel hardly more.
+kernel far more than one long call, a slow kernel hardly more. Then
+CopyUpdate, the one-pass copy and checksum, against copy alone and copy then
+Update.
 
 A record of the sweep is laid out as from the smallest iclog that holds it:
 one header block per 32 KiB (1 for records up to 32 KiB, 8 for 256 KiB),
 the rest payload; xfs mode makes one call per header block plus one for the
-payload, sector mode one per 512-byte block.
+payload, sector mode one per 512-byte block. Inline mode's cell is its work
+at seal, on the log force's path: one call over the header blocks and the
+Combine with the payload's CRC, which it computed as the ops were copied in
+(that work is the CopyUpdate section's).
 
 Samples of every implementation and size (and of every cell of the sweep)
 are taken in turns (round robin), so that drift of the machine falls on all
@@ -59,19 +64,21 @@ type cksumSweepResult struct {
 }
 
 type cksumBenchResult struct {
-	Best  string             `json:"best"`
-	Impls []cksumImplResult  `json:"impls"`
-	Sweep []cksumSweepResult `json:"sweep"`
+	Best       string             `json:"best"`
+	Impls      []cksumImplResult  `json:"impls"`
+	Sweep      []cksumSweepResult `json:"sweep"`
+	CopyUpdate []cksumCopyResult  `json:"copy_update,omitempty"`
 }
 
 func runCksumBench(args []string) error {
-	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--json]", cksumBenchAbout)
+	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--copy=false] [--json]", cksumBenchAbout)
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
-	modesFlag := fs.String("modes", "batched,xfs,sector", "checksum modes of the record-size sweep ('' to skip it)")
+	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep ('' to skip it); inline's is its work at seal")
 	recSizes := fs.String("record-sizes", "4k,8k,16k,32k,64k,128k,256k", "record sizes of the sweep, comma-separated, multiples of 512 from 1k to 256k")
 	total := fs.Duration("time", 2*time.Second, "approximate measuring time per implementation, for the sizes and again for the sweep")
 	rounds := fs.Int("rounds", 7, "samples per measurement (the median is reported)")
+	copyUpd := fs.Bool("copy", true, "measure CopyUpdate against copy and copy+Update")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
@@ -155,12 +162,17 @@ func runCksumBench(args []string) error {
 		res.Sweep = sweepModes(impls, modes, records, *rounds, *total)
 	}
 
+	if *copyUpd {
+		res.CopyUpdate = measureCopyUpdate(impls, sizes, *total, *rounds)
+	}
+
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	printCksumBench(os.Stdout, res)
+	printCopyUpdate(os.Stdout, res.CopyUpdate)
 	return nil
 }
 
@@ -186,11 +198,22 @@ func sweepModes(impls []cksum.Impl, modes []cksum.Mode, records []int, rounds in
 			for ii, im := range impls {
 				for mi, m := range modes {
 					c := cell{ii, ri, mi}
-					_, calls[c] = cksum.Sum(m, im.Update, rec, hdr(len(rec)))
-					bps := throughput(per, len(rec), func() {
-						crc, _ := cksum.Sum(m, im.Update, rec, hdr(len(rec)))
-						sink ^= crc
-					})
+					h := hdr(len(rec))
+					var f func()
+					if m == cksum.Inline {
+						// At seal: the header blocks, combined with
+						// the payload's CRC, kept since the copy.
+						pay := im.Update(0, rec[h:])
+						calls[c] = 1
+						f = func() { sink ^= im.Combine(im.Update(0, rec[:h]), pay, len(rec)-h) }
+					} else {
+						_, calls[c] = cksum.Sum(m, im.Update, rec, h)
+						f = func() {
+							crc, _ := cksum.Sum(m, im.Update, rec, h)
+							sink ^= crc
+						}
+					}
+					bps := throughput(per, len(rec), f)
 					samples[c] = append(samples[c], float64(len(rec))/bps*1e9)
 				}
 			}
@@ -293,6 +316,9 @@ func printCksumBench(w io.Writer, r cksumBenchResult) {
 	}
 	fmt.Fprintln(w, "\nchecksum modes by record size (header blocks: one per 32 KiB), per implementation;")
 	fmt.Fprintln(w, "each cell: crc32c calls per record: ns per record (× batched at that size)")
+	if slices.ContainsFunc(r.Sweep, func(c cksumSweepResult) bool { return c.Mode == cksum.Inline.String() }) {
+		fmt.Fprintln(w, "inline: the work at seal only (header blocks + Combine); its payload is checksummed as it is copied in (CopyUpdate, below)")
+	}
 	var modes []string
 	for _, c := range r.Sweep {
 		if !slices.Contains(modes, c.Mode) {

@@ -75,7 +75,7 @@ type mountFlags struct {
 func runMount(args []string) error {
 	fs := newFlags("mount", "[flags] DIR MOUNTPOINT", mountAbout)
 	var f mountFlags
-	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs or sector")
+	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs, sector or inline (as ops are copied into the log)")
 	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
 	f.logbsize = &sizeFlag{}
 	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k (default: the store's, set at mkfs)")

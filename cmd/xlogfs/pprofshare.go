@@ -26,7 +26,10 @@ each sample counted once and weighted by its CPU time. Several profiles are
 added up as if merged (the bench writes one per round).
 
 It also breaks the CPU time down by the pprof labels the journal's checksum
-work runs under: phase=checksum, and cksum_mode (batched, xfs, sector).`
+work runs under: phase=checksum, and cksum_mode (batched, xfs, sector,
+inline). In inline mode the work done as ops are copied into the log runs
+under the labels too, and its fused copy+checksum kernels count as checksum
+code: the copy is in the share.`
 
 // pprofShareResult is the --json output.
 type pprofShareResult struct {

@@ -123,6 +123,84 @@ func TestAnalyzeKnownEffects(t *testing.T) {
 	}
 }
 
+// Inline mode beside the factorial: compared with batched on checksum CPU
+// and on the force path, given the kernel's effect, and kept out of
+// batching's attribution and the decomposition, which it is no level of.
+func TestAnalyzeInline(t *testing.T) {
+	res := synthetic(10, "avx512")
+	res.Config.Modes = append(res.Config.Modes, "inline")
+	force := map[[2]string]float64{
+		{"batched", "avx512"}: 3000, {"sector", "avx512"}: 9000, {"inline", "avx512"}: 90,
+		{"batched", "generic"}: 40000, {"sector", "generic"}: 45000, {"inline", "generic"}: 400,
+	}
+	cpu := map[string]float64{"avx512": 0.009, "generic": 0.09} // inline's checksum CPU, 0.9 × batched's
+	for _, im := range []string{"avx512", "generic"} {
+		spec := map[string]string{"avx512": "best", "generic": "generic"}[im]
+		res.Targets = append(res.Targets, Target{Name: "inline/" + im, Kind: "xlogfs", Mode: "inline", Impl: im, ImplSpec: spec})
+	}
+	var runs []Run
+	for _, r := range res.Runs {
+		t, _ := res.Target(r.Target)
+		drift := 1 + 0.2*float64(r.Round%4)
+		r.Values["cksum_force_ns"] = force[[2]string{t.Mode, t.Impl}] * drift
+		runs = append(runs, r)
+		if t.Mode == "batched" {
+			in := Run{Target: "inline/" + t.Impl, Round: r.Round, Order: r.Order, Ops: r.Ops, Stats: r.Stats, Values: map[string]float64{
+				"cksum_cpu":      cpu[t.Impl] * drift,
+				"cksum_force_ns": force[[2]string{"inline", t.Impl}] * drift,
+				"throughput":     r.Values["throughput"],
+				"fsync_p99":      r.Values["fsync_p99"],
+			}}
+			runs = append(runs, in)
+		}
+	}
+	res.Runs = runs
+	Analyze(res)
+
+	c, ok := res.Comparison("cksum_force_ns", "inline/avx512")
+	if !ok || !near(c.Ratio, 0.03) || !c.Significant || c.CIHigh > 0.05 {
+		t.Errorf("inline/avx512 vs batched/avx512 on the force path: %+v, want 0.03 and an interval below 0.05", c)
+	}
+	if c, ok := res.Comparison("cksum_cpu", "inline/avx512"); !ok || !near(c.Ratio, 0.9) || !c.Significant {
+		t.Errorf("inline/avx512 checksum CPU: %+v, want 0.9, significant", c)
+	}
+	for _, a := range res.Attribution {
+		if a.Factor == "batching" && (strings.HasPrefix(a.From, "inline/") || strings.HasPrefix(a.To, "inline/")) {
+			t.Errorf("inline in batching's attribution: %+v", a)
+		}
+	}
+	if _, ok := find(res.Attribution, func(a Attribution) bool {
+		return a.Factor == "kernel" && a.At == "inline" && a.From == "inline/generic" && a.To == "inline/avx512"
+	}); !ok {
+		t.Errorf("no kernel attribution at inline: %+v", res.Attribution)
+	}
+	for _, d := range res.Decomposition {
+		if strings.HasPrefix(d.From, "inline/") {
+			t.Errorf("inline in the decomposition: %+v", d)
+		}
+	}
+	text := strings.Join(res.Verdict, "\n")
+	for _, want := range []string{
+		"inline vs batched (avx512): checksum CPU −10",
+		"); checksum on the force path ×0.030 (95 % CI ×0.030…×0.030); throughput",
+		"inline vs batched (generic): checksum CPU −10",
+		"generic vs avx512 kernel (inline): ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "sector vs batched (avx512): checksum CPU +50 % (95 % CI +50…+50 %); checksum on the force path") {
+		t.Errorf("the force path in sector's verdict line, which is about batching:\n%s", text)
+	}
+	var out bytes.Buffer
+	PrintTable(&out, res)
+	// The median over the rounds' drift (1, 1.2, 1.4, 1.6) of 90 ns is 117.
+	if !strings.Contains(out.String(), "ns/force") || !strings.Contains(out.String(), " 117 ") {
+		t.Errorf("the table lacks the force path's ns per force:\n%s", out.String())
+	}
+}
+
 func TestTooFewRoundsIsNeverSignificant(t *testing.T) {
 	res := synthetic(5, "avx512")
 	for _, c := range res.Comparisons {

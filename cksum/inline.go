@@ -1,0 +1,102 @@
+package cksum
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Inline mode: a record's payload is checksummed while it is copied into
+// the iclog, and sealing only checksums the header blocks and joins the two
+// with Combine. The catch is cycle stamping: after the copy, the first word
+// of every payload block is replaced by the record's cycle (the displaced
+// word goes to the headers' cycle data), and the CRC must cover the stamped
+// payload, not the bytes as copied.
+//
+// CRC-32C is affine: for messages M and D of the same length,
+// CRC(M ⊕ D) = CRC(M) ⊕ raw(D), raw being the CRC without the inversions.
+// Stamping XORs the payload with D, which is zero except for the word
+// Δ_i = old_i ⊕ new_i at the start of block i. A word w followed by z more
+// bytes contributes w·x^32·x^(8z) to raw (CRC32 of the word alone is w·x^32
+// mod P, and each later byte multiplies by x^8), and block i's word has
+// z = L - 512i - 4 bytes after it, L = 512n being the payload's length.
+// So raw(D) = Σ Δ_i·x^(8(L - 512i)) = Σ Δ_i·K^(n-i) with K = x^4096 mod P,
+// and by Horner's rule raw(D) is w_n for
+//
+//	w_0 = 0,   w_(i+1) = (w_i ⊕ Δ_i)·K
+//
+// one multiplication by a constant per block, taken by table lookup.
+// Payload keeps CRC(M) of the bytes as written and w, so blocks can be
+// stamped in order as soon as their first word is written.
+
+// stampK[j][b] is (b << 8j)·K mod P, K = x^(8·BlockSize): the product of any
+// reflected value by K is four lookups.
+var stampK = func() (t [4][256]uint32) {
+	k := xpow8n(BlockSize)
+	for j := range t {
+		for b := range t[j] {
+			t[j][b] = mulmodP(uint32(b)<<(8*j), k)
+		}
+	}
+	return t
+}()
+
+func mulStampK(w uint32) uint32 {
+	return stampK[0][w&0xff] ^ stampK[1][w>>8&0xff] ^ stampK[2][w>>16&0xff] ^ stampK[3][w>>24]
+}
+
+// Payload is the inline mode's running checksum of one record's payload,
+// kept while the payload is written front to back and its blocks stamped
+// in order. The zero Payload has no implementation; Reset gives it one.
+type Payload struct {
+	impl   Impl
+	crc    uint32 // CRC-32C of the bytes as written
+	w      uint32 // raw CRC term of the stamps so far (Horner, above)
+	length int    // bytes written
+	blocks int    // blocks stamped
+
+	// Summer.Copy's work on this payload so far, for its record's Cost
+	copyCalls, copyBytes int
+	copyCPU              time.Duration
+}
+
+// Reset empties p, to be computed with impl.
+func (p *Payload) Reset(impl Impl) { *p = Payload{impl: impl} }
+
+// Write extends p over b, the next bytes of the payload, already in place.
+func (p *Payload) Write(b []byte) {
+	p.crc = p.impl.Update(p.crc, b)
+	p.length += len(b)
+}
+
+// Copy copies src into dst (len(dst) >= len(src)), the next bytes of the
+// payload, extending p over them in the same pass (CopyUpdate).
+func (p *Payload) Copy(dst, src []byte) {
+	p.crc = p.impl.CopyUpdate(dst, src, p.crc)
+	p.length += len(src)
+}
+
+// Stamp records that the first word of the next block (block Blocks())
+// was old and is now new, both 4 bytes. It may come before or after the
+// word's bytes were written with Write or Copy, which see the old word.
+func (p *Payload) Stamp(old, new []byte) {
+	d := binary.LittleEndian.Uint32(old) ^ binary.LittleEndian.Uint32(new)
+	p.w = mulStampK(p.w ^ d)
+	p.blocks++
+}
+
+// Len is the number of payload bytes written.
+func (p *Payload) Len() int { return p.length }
+
+// Blocks is the number of blocks stamped.
+func (p *Payload) Blocks() int { return p.blocks }
+
+// Sum returns the CRC-32C of the stamped payload. The payload must be
+// whole blocks, every one stamped: a record's payload always is, once
+// sealed; anything else is a bug in the caller, and Sum panics.
+func (p *Payload) Sum() uint32 {
+	if p.length != p.blocks*BlockSize {
+		panic(fmt.Sprintf("cksum: Payload.Sum over %d bytes with %d blocks stamped", p.length, p.blocks))
+	}
+	return p.crc ^ p.w
+}
