@@ -134,6 +134,17 @@ func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 			d.w.t.Errorf("the writer wrote a record that does not decode at log offset %d: %v", off, err)
 		} else {
 			wr = &writtenRec{off: off, size: len(p), sum: sha256.Sum256(p), lsn: rec.LSN, durable: rec.Durable}
+			// The writer is the one goroutine that moves the durable
+			// record, after a sync, so while it writes a record the
+			// log's durable record is the watermark that record
+			// must carry: no higher (it would prove too much), no
+			// lower (a lost block in a durable record would pass for
+			// a torn write).
+			if x := d.w.xlog.Load(); x != nil {
+				if _, _, _, durable := x.snapshotStats(); rec.Durable != durable && !d.w.stats.badMark.Swap(true) {
+					d.w.t.Errorf("the writer wrote record %v with durable watermark %v, want %v: the log was durable up to there (reported once)", rec.LSN, rec.Durable, durable)
+				}
+			}
 			for _, op := range rec.Ops {
 				if op.ClientID == logbuf.ClientTransaction && op.Flags&logbuf.FlagCommit != 0 {
 					wr.commits = append(wr.commits, op.TID)

@@ -183,6 +183,7 @@ type powerStats struct {
 	mkfsHalf    int // of those, half-built stores
 	checkpoints int // written while the states were taken
 	damage      damageStats
+	badMark     atomic.Bool // a wrong durable watermark was reported
 }
 
 // powerWorld is one store on a CrashFS under the test.
@@ -220,6 +221,7 @@ type powerWorld struct {
 	hist    []blockHist
 	histBy  map[int64][]int
 	ckpts   map[uint64][]byte
+	xlog    atomic.Pointer[xlog] // the mounted log, for the account's checks
 }
 
 const powerDir = "/store"
@@ -300,6 +302,7 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	w.cfs = cfs
 	o := w.opts
 	o.Store = cfs
+	w.xlog.Store(nil)
 	w.mu.Lock()
 	w.written, w.hist, w.histBy, w.ckpts = nil, nil, map[int64][]int{}, map[uint64][]byte{}
 	w.mu.Unlock()
@@ -313,6 +316,7 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 		w.t.Fatal(err)
 	}
 	base := fs.bound.lastTID
+	w.xlog.Store(fs.x)
 	w.mu.Lock()
 	w.fs = fs
 	w.files = files
@@ -857,7 +861,7 @@ func TestPowerLoss(t *testing.T) {
 	cs.damage.log(t)
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
 		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0) {
-		t.Errorf("the crash states did not cover every kind: %+v, %v", cs, modeStates)
+		t.Errorf("the crash states did not cover every kind: %+v, %v", &cs, modeStates)
 	}
 	if want >= 2000 {
 		cs.damage.covered(t, want)
