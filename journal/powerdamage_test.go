@@ -185,9 +185,11 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		}
 	}
 	var want damageWant
+	var src damageSource
 	ok := false
 	for i := range powerDamage {
-		if want, ok = powerDamage[(first+i)%len(powerDamage)].damage(w, &s, r, img); ok {
+		src = powerDamage[(first+i)%len(powerDamage)]
+		if want, ok = src.damage(w, &s, r, img); ok {
 			break
 		}
 	}
@@ -200,7 +202,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		ds.kinds = map[string]int{}
 	}
 	ds.kinds[want.kind]++
-	where := fmt.Sprintf("%s, %s (acknowledged %d, committed %d)", w.where(s, seed), want.what, s.acked, s.committed)
+	where := fmt.Sprintf("%s, %s: %s (acknowledged %d, committed %d)", w.where(s, seed), src.name(), want.what, s.acked, s.committed)
 
 	rep, ierr := InspectStore(img, w.dir)
 	o := w.opts
