@@ -313,7 +313,8 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	o.Device = acctDevice{dev, w}
 	fs, err := Open(w.dir, quietOpts(o))
 	if err != nil {
-		w.t.Fatal(err)
+		// After the first mount: a power cut right after a recovery.
+		w.t.Fatalf("mount %d (%s journal): %v", w.gen, w.opts.Journal, err)
 	}
 	base := fs.bound.lastTID
 	w.xlog.Store(fs.x)
