@@ -19,6 +19,10 @@
 // Usage:
 //
 //	go run ./tests/mutation [-run REGEXP] [-list] [-keep] [-v] [-baseline=false]
+//	                        [-tests PKG:TestA,TestB]
+//
+// -tests runs other tests than the listed ones against the chosen mutants,
+// to see what else catches them (or which tests a new mutant needs).
 //
 // It prints a table: mutant, where, caught by, time; and the first failure
 // message of each catch, so a reader can see it failed for the right
