@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // The whole-store power-loss test. The store lives on a CrashFS, so a
@@ -54,21 +55,24 @@ func powerLossSeed(t *testing.T) uint64 {
 	return uint64(time.Now().UnixNano())
 }
 
-// A damage source changes a crash image before it is mounted (media
-// faults: flipped bits, zeroed or stale blocks). It reports whether the
-// image may then be refused as corrupt; a refusal must then be a
-// *CorruptionError that check agrees with, never a silent loss. The
-// power-loss test runs every source in powerDamage on a share of its
-// states; a power cut alone must always mount.
+// A damage source changes a copy of a crash image before it is mounted
+// (media faults: flipped bits, zeroed or stale blocks) and says what
+// recovery must then do, derived from what the writer wrote and made
+// durable (the world's account), never from recovery's own reading. The
+// power-loss test recovers half its states a second time, damaged by one
+// source picked by weight (powerdamage_test.go); a power cut alone must
+// always mount.
 type damageSource interface {
 	name() string
-	damage(r *rand.Rand, img *CrashFS, dir string) (mayRefuse bool)
+	weight() int
+	// damage damages img, a copy of s's image; ok is false when s has
+	// nothing this source can damage.
+	damage(w *powerWorld, s *powerState, r *rand.Rand, img *CrashFS) (want damageWant, ok bool)
 }
 
 // powerDamage lists the damage sources the power-loss test combines with
-// power cuts (none yet: the media faults of the randomized crash test plug
-// in here).
-var powerDamage []damageSource
+// power cuts.
+var powerDamage = []damageSource{logFault{}, checkpointFault{}}
 
 // fileChange is bytes an operation put into a file: written data, or the
 // zeros of a hole, a punch or an extension. A shrinking truncate puts zeros
@@ -157,6 +161,11 @@ type powerState struct {
 	during    string // "" between operations, else what was running
 	gen       int    // mounts since mkfs: after 0, the store was recovered from a crash
 	history   map[Ino][]string
+	// The writer's account as of the image: the newest record it had
+	// made durable (read while the image was taken, so never past it),
+	// and how much of the world's written and hist the image could hold.
+	durable       logbuf.LSN
+	written, hist int
 }
 
 // powerStats counts what the crash states exercised, so that a run shows
@@ -173,8 +182,8 @@ type powerStats struct {
 	mkfs        int // taken while mkfs ran
 	mkfsHalf    int // of those, half-built stores
 	checkpoints int // written while the states were taken
-	damaged     int // given to a damage source
-	refused     int // refused as corrupt after damage
+	damage      damageStats
+	badMark     atomic.Bool // a wrong durable watermark was reported
 }
 
 // powerWorld is one store on a CrashFS under the test.
@@ -203,6 +212,16 @@ type powerWorld struct {
 	names     []string
 	stats     *powerStats
 	gen       int
+
+	// The writer's account of this mount's log (under mu): every record
+	// written (writtenRec, in write order), what each log write
+	// overwrote (blockHist: stale blocks), and every checkpoint file
+	// renamed into place, by Seq.
+	written []writtenRec
+	hist    []blockHist
+	histBy  map[int64][]int
+	ckpts   map[uint64][]byte
+	xlog    atomic.Pointer[xlog] // the mounted log, for the account's checks
 }
 
 const powerDir = "/store"
@@ -213,6 +232,13 @@ const powerDir = "/store"
 func (w *powerWorld) hook(c *CrashFS, op, name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if op == "rename" && name == filepath.Join(powerDir, checkpointName+".tmp") {
+		if _, _, n, err := c.lookup("read", filepath.Join(powerDir, checkpointName)); err == nil && n != nil {
+			if ck, err := decodeCheckpoint(n.data, checkpointName); err == nil {
+				w.ckpts[ck.Seq] = slices.Clone(n.data)
+			}
+		}
+	}
 	rate := w.hookRate
 	if op == "rename" || op == "syncdir" || op == "write" && name == filepath.Join(powerDir, logName) {
 		rate *= 8
@@ -228,9 +254,13 @@ func (w *powerWorld) hook(c *CrashFS, op, name string) {
 	w.states = append(w.states, s)
 }
 
-// stateLocked describes the moment; the caller holds w.mu.
+// stateLocked describes the moment; the caller holds w.mu, and the
+// CrashFS's lock, under which img was taken: no log sync can complete
+// meanwhile, so the durable record it reads is in img.
 func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
-	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen}
+	_, _, _, durable := w.fs.x.snapshotStats()
+	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen,
+		durable: durable, written: len(w.written), hist: len(w.hist)}
 	s.history = map[Ino][]string{}
 	for ino, o := range w.files {
 		if o.ack != nil {
@@ -241,10 +271,12 @@ func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
 	return s
 }
 
+// take takes a crash image between operations, in the lock order of the
+// hook (CrashFS, then the oracle).
 func (w *powerWorld) take() {
 	w.cfs.mu.Lock()
+	defer w.cfs.mu.Unlock()
 	img, seq := w.cfs.crashLocked(w.r), liveCheckpointSeq(w.cfs)
-	w.cfs.mu.Unlock()
 	w.mu.Lock()
 	w.states = append(w.states, w.stateLocked(img, seq))
 	w.mu.Unlock()
@@ -270,11 +302,22 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	w.cfs = cfs
 	o := w.opts
 	o.Store = cfs
-	fs, err := Open(w.dir, quietOpts(o))
+	w.xlog.Store(nil)
+	w.mu.Lock()
+	w.written, w.hist, w.histBy, w.ckpts = nil, nil, map[int64][]int{}, map[uint64][]byte{}
+	w.mu.Unlock()
+	dev, err := openFileDevice(cfs, filepath.Join(w.dir, logName))
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	o.Device = acctDevice{dev, w}
+	fs, err := Open(w.dir, quietOpts(o))
+	if err != nil {
+		// After the first mount: a power cut right after a recovery.
+		w.t.Fatalf("mount %d (%s journal): %v", w.gen, w.opts.Journal, err)
+	}
 	base := fs.bound.lastTID
+	w.xlog.Store(fs.x)
 	w.mu.Lock()
 	w.fs = fs
 	w.files = files
@@ -288,6 +331,13 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	}
 	w.digests = map[uint32][32]byte{base: powerDigest(fs.model)}
 	w.mu.Unlock()
+	cfs.mu.Lock()
+	if _, _, n, err := cfs.lookup("read", filepath.Join(w.dir, checkpointName)); err == nil && n != nil {
+		if ck, err := decodeCheckpoint(n.data, checkpointName); err == nil {
+			w.ckpts[ck.Seq] = slices.Clone(n.data)
+		}
+	}
+	cfs.mu.Unlock()
 	fs.afterCommit = func(tid uint32, op *Op) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -555,20 +605,13 @@ func (w *powerWorld) step() {
 // the metadata is the state after some transaction from the acknowledged
 // one to the last committed, and every acknowledged byte of every file
 // reads back. It returns the mounted filesystem and its oracle.
-func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[Ino]*fileOracle) {
+func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[Ino]*fileOracle) {
 	t := w.t
-	where := fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, w.opts.Journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+	where := w.where(s, seed)
 	if s.during != "" {
 		w.stats.midCall++
 	}
 	img := s.img
-	mayRefuse := false
-	for _, d := range powerDamage {
-		if r.IntN(4) == 0 {
-			mayRefuse = d.damage(r, img, w.dir) || mayRefuse
-			w.stats.damaged++
-		}
-	}
 	if _, err := img.Stat(filepath.Join(w.dir, checkpointName+".tmp")); err == nil {
 		w.stats.tmpLeft++
 	}
@@ -579,15 +622,7 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 	if rep.Checkpoint.Seq < s.ckptSeq {
 		w.stats.olderCkpt++
 	}
-	var ce *CorruptionError
 	if !rep.Sound() {
-		if mayRefuse && errors.As(rep.Corrupt, &ce) {
-			if _, err := Open(w.dir, quietOpts(Options{Store: img, Journal: w.opts.Journal})); !errors.As(err, &ce) {
-				t.Fatalf("%s: check found corruption (%v), but mount said %v", where, rep.Corrupt, err)
-			}
-			w.stats.refused++
-			return nil, nil
-		}
 		t.Fatalf("%s: check: not sound: corrupt %v, replay %v, problems %q", where, rep.Corrupt, rep.ReplayErr, rep.Problems)
 	}
 	o := w.opts
@@ -596,19 +631,8 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 	if err != nil {
 		t.Fatalf("%s: mount after the crash: %v", where, err)
 	}
-	if p := fs.model.Check(); len(p) > 0 {
-		t.Fatalf("%s: recovered metadata is inconsistent: %q", where, p)
-	}
-	k := fs.bound.lastTID
-	if int32(k-s.acked) < 0 || int32(s.committed-k) < 0 {
-		t.Fatalf("%s: recovered up to transaction %d; acknowledged %d, committed %d (recovery %+v)",
-			where, k, s.acked, s.committed, fs.Recovery())
-	}
-	if want, ok := w.digests[k]; !ok || want != powerDigest(fs.model) {
-		t.Fatalf("%s: the recovered metadata is not the state after transaction %d (acknowledged %d, committed %d, recovery %+v)",
-			where, k, s.acked, s.committed, fs.Recovery())
-	}
-	if k != s.committed {
+	files, differ := w.verify(fs, s, where)
+	if fs.bound.lastTID != s.committed {
 		w.stats.lostTxns++
 	}
 	rec := fs.Recovery()
@@ -618,10 +642,48 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 	if rec.Transactions > 0 {
 		w.stats.replayed++
 	}
+	if differ {
+		w.stats.differ++
+	}
+	w.stats.states++
+	return fs, files
+}
+
+func (w *powerWorld) where(s powerState, seed uint64) string {
+	return fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, w.opts.Journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+}
+
+// verify checks a store mounted from crash state s: its metadata is
+// consistent and the state after some transaction k from the acknowledged
+// one to the last committed, and every byte of every file acknowledged
+// in s reads back as acknowledged or as a later change left it. It returns
+// the oracle of the recovered files, and whether some file read back other
+// than as acknowledged.
+func (w *powerWorld) verify(fs *FS, s powerState, where string) (files map[Ino]*fileOracle, differ bool) {
+	files, differ, err := w.lost(fs, s)
+	if err != nil {
+		w.t.Fatalf("%s: %v", where, err)
+	}
+	return files, differ
+}
+
+// lost is verify's check, returning what was lost instead of failing.
+func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, differ bool, err error) {
+	if p := fs.model.Check(); len(p) > 0 {
+		return nil, false, fmt.Errorf("recovered metadata is inconsistent: %q", p)
+	}
+	k := fs.bound.lastTID
+	if int32(k-s.acked) < 0 || int32(s.committed-k) < 0 {
+		return nil, false, fmt.Errorf("recovered up to transaction %d; acknowledged %d, committed %d (recovery %+v)",
+			k, s.acked, s.committed, fs.Recovery())
+	}
+	if want, ok := w.digests[k]; !ok || want != powerDigest(fs.model) {
+		return nil, false, fmt.Errorf("the recovered metadata is not the state after transaction %d (acknowledged %d, committed %d, recovery %+v)",
+			k, s.acked, s.committed, fs.Recovery())
+	}
 	// Every file's bytes: each acknowledged one as acknowledged or as a
 	// later change left it.
-	files := map[Ino]*fileOracle{}
-	differ := false
+	files = map[Ino]*fileOracle{}
 	for ino, in := range fs.model.Inodes {
 		if !in.IsRegular() {
 			continue
@@ -629,14 +691,14 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 		got := make([]byte, in.Size)
 		n, err := fs.Read(ino, got, 0)
 		if err != nil || int64(n) != in.Size {
-			t.Fatalf("%s: reading inode %d after the crash: %d of %d bytes, %v", where, ino, n, in.Size, err)
+			return nil, false, fmt.Errorf("reading inode %d after the crash: %d of %d bytes, %v", ino, n, in.Size, err)
 		}
 		o := &fileOracle{content: got, history: []string{fmt.Sprintf("recovered from a crash with %d bytes", len(got))}}
 		if v, ok := s.acks[ino]; ok {
 			for off, b := range got {
 				if !v.allowed(int64(off), b, k) {
-					t.Fatalf("%s: inode %d (size %d) byte %d is %#02x: neither what fsync acknowledged (%s) nor what a later write put there; its history:\n%s",
-						where, ino, in.Size, off, b, describeAck(v, int64(off)), strings.Join(s.history[ino], "\n"))
+					return nil, false, fmt.Errorf("inode %d (size %d) byte %d is %#02x: neither what fsync acknowledged (%s) nor what a later write put there; its history:\n%s",
+						ino, in.Size, off, b, describeAck(v, int64(off)), strings.Join(s.history[ino], "\n"))
 				}
 			}
 			if !bytes.Equal(got, v.ack.content) {
@@ -661,11 +723,7 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 		}
 		files[ino] = o
 	}
-	if differ {
-		w.stats.differ++
-	}
-	w.stats.states++
-	return fs, files
+	return files, differ, nil
 }
 
 func describeAck(v ackView, off int64) string {
@@ -723,7 +781,10 @@ func mkfsStates(t *testing.T, r *rand.Rand, seed uint64, cs *powerStats) {
 // directory, fdatasync), and every file's bytes are those its last
 // acknowledged fsync saw, except where a later write changed them. Some
 // states are mounted again and driven further, and cut again: a power cut
-// right after a recovery must lose nothing either.
+// right after a recovery must lose nothing either. Half the states are
+// also recovered from a copy with a media fault (powerDamage): a bit flip,
+// zeroed or stale block in a durable log record, or a damaged checkpoint
+// file; recoverDamaged says what each must give.
 func TestPowerLoss(t *testing.T) {
 	want := powerLossStates(t)
 	seed := powerLossSeed(t)
@@ -771,10 +832,10 @@ func TestPowerLoss(t *testing.T) {
 			var next *CrashFS
 			var nextFiles map[Ino]*fileOracle
 			for i, s := range states {
-				fs, files := w.recover(s, runSeed, rr)
-				if fs == nil {
-					continue
+				if rr.IntN(2) == 0 {
+					w.recoverDamaged(s, runSeed, rr)
 				}
+				fs, files := w.recover(s, runSeed)
 				modeStates[w.opts.Journal]++
 				fs.Abandon()
 				if next == nil && (i == len(states)-1 || rr.IntN(len(states)) == 0) {
@@ -798,11 +859,12 @@ func TestPowerLoss(t *testing.T) {
 		"%d mkfs states (%d half-built, remade by --force); %d checkpoints",
 		cs.states, modeStates[JournalMeta], modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
 		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints)
-	if len(powerDamage) > 0 {
-		t.Logf("damage: %d states damaged, %d refused as corrupt", cs.damaged, cs.refused)
-	}
+	cs.damage.log(t)
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
 		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0) {
-		t.Errorf("the crash states did not cover every kind: %+v, %v", cs, modeStates)
+		t.Errorf("the crash states did not cover every kind: %+v, %v", &cs, modeStates)
+	}
+	if want >= 2000 {
+		cs.damage.covered(t, want)
 	}
 }

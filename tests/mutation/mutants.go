@@ -1,0 +1,206 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+)
+
+// Mutant is one deliberate bug: edits to the tree, and the tests that must
+// catch it, run in order until one does.
+type Mutant struct {
+	Name   string
+	Bug    string // what the bug is, in a line
+	Edits  []Edit
+	Checks []Check
+}
+
+// Edit replaces Old, which must occur exactly once in File (a path from
+// the module root), with New.
+type Edit struct {
+	File, Old, New string
+}
+
+// Check is one go test run: the named top-level tests of package Pkg (as
+// go test names it, ./journal), with Env added to the environment.
+type Check struct {
+	Pkg     string
+	Tests   []string
+	Env     []string
+	Timeout string // go test -timeout; 5m if empty
+}
+
+func parses(file string, src []byte) error {
+	_, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+	return err
+}
+
+// The crash tests with few states: enough to catch what the list needs
+// them for, in seconds. The seeds are random, as in make test.
+var (
+	powerLoss = Check{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=2000"}}
+	crashTest = Check{Pkg: "./journal", Tests: []string{"TestRandomizedCrashRecovery"}, Env: []string{"XLOGFS_CRASH_STATES=2000"}}
+)
+
+// Mutants is the list make mutation plants. Keep each snippet short but
+// unique in its file; when the code it names changes, change the snippet
+// with it (the package's test says which no longer match).
+var Mutants = []Mutant{
+	// Checksums and the record format.
+	{
+		Name:   "sector-off-by-one",
+		Bug:    "sector mode leaves the last byte of every 512-byte block out of the CRC",
+		Edits:  []Edit{{"cksum/mode.go", "crc = update(crc, rec[off:min(off+BlockSize, len(rec))])", "crc = update(crc, rec[off:min(off+BlockSize-1, len(rec))])"}},
+		Checks: []Check{{Pkg: "./cksum", Tests: []string{"TestModesAgree"}}},
+	},
+	{
+		Name:   "stamp-skips-block",
+		Bug:    "packing a record saves block 1's first word but leaves it unstamped with the cycle",
+		Edits:  []Edit{{"logbuf/iclog.go", "\t\tbe.PutUint32(w, cycle)\n", "\t\tif i != 1 {\n\t\t\tbe.PutUint32(w, cycle)\n\t\t}\n"}},
+		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestCycleEvidence"}}},
+	},
+	{
+		Name:   "checkpoint-crc-ignored",
+		Bug:    "a checkpoint file whose CRC does not match is loaded anyway",
+		Edits:  []Edit{{"journal/checkpoint.go", "computed != stored {", "computed != stored && stored == 0 {"}},
+		Checks: []Check{powerLoss},
+	},
+
+	// Torn versus corrupt.
+	{
+		Name:   "inflight-x8",
+		Bug:    "the torn-write allowance is 8 × logbufs records: durable records cut as torn",
+		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return 8 * ck.LogBufs }"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestFortyFsyncedFiles"}}},
+	},
+	{
+		Name:   "inflight-minus-1",
+		Bug:    "the torn-write allowance is logbufs−1 records: a real torn tail refused as corruption",
+		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return ck.LogBufs - 1 }"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestTornWriteAtEveryBoundary"}}},
+	},
+	{
+		Name:   "inflight-undercount",
+		Bug:    "recovery counts one record fewer in flight than it found",
+		Edits:  []Edit{{"journal/recover.go", "\tn := 1\n\tnext := s.head", "\tn := 0\n\tnext := s.head"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance"}}},
+	},
+	{
+		Name:   "watermark-zero",
+		Bug:    "records carry no durable watermark: a lost block in a durable record is cut as torn",
+		Edits:  []Edit{{"journal/xlog.go", "Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)", "Seal(ic.at.lsn(), ic.tail, 0, ic.prevBlock, x.sum)"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestWatermarkProvesDurable"}}},
+	},
+	{
+		Name:   "watermark-ahead",
+		Bug:    "a record's durable watermark names the record itself: a torn tail with a record after it is refused",
+		Edits:  []Edit{{"journal/xlog.go", "Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)", "Seal(ic.at.lsn(), ic.tail, ic.at.lsn(), ic.prevBlock, x.sum)"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTornWriteAtEveryBoundary", "TestInFlightAllowance"}}, crashTest},
+	},
+	{
+		Name:   "restamp-ignored",
+		Bug:    "a record whose CRC verifies once its cycle words are restored is treated as torn",
+		Edits:  []Edit{{"journal/recover.go", "\t\tif rr, ok := restamped(img, p); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}},
+	},
+	{
+		Name:   "stale-blocks-kept",
+		Bug:    "a mount after a crash does not clear the blocks past the head before writing",
+		Edits:  []Edit{{"journal/fs.go", "\tif !scan.clean {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCutThenTearAgain"}}},
+	},
+
+	// Durability order: what must be durable before what.
+	{
+		Name:   "data-fdatasync-dropped",
+		Bug:    "fsync of a file (meta journal) skips the fdatasync of its data file",
+		Edits:  []Edit{{"journal/fsops.go", "\tif st.file != nil {\n\t\terr = fs.fdatasync(st.file)\n\t} else {\n\t\terr = fs.withDataFileIfExists(ino, fs.fdatasync)\n\t}\n", ""}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "data-dir-fsync-dropped",
+		Bug:    "fsync of a new file does not fsync the data directory that names its data file",
+		Edits:  []Edit{{"journal/fsops.go", "if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name", "if err := error(nil); err != nil { // the new data file's name"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "log-sync-dropped",
+		Bug:    "a log force returns without the log file's fdatasync",
+		Edits:  []Edit{{"journal/device.go", "func (d *fileDevice) Sync() error { return d.f.Datasync() }", "func (d *fileDevice) Sync() error { return nil }"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name: "checkpoint-before-durable",
+		Bug:  "a checkpoint claims the log up to its head, records not yet durable (nor in its model) included",
+		Edits: []Edit{{"journal/fs.go", "\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n",
+			"\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n\tfs.x.mu.Lock()\n\tb = boundary{tail: fs.x.head, lastTID: fs.x.lastTID}\n\tfs.x.mu.Unlock()\n"}},
+		Checks: []Check{powerLoss, crashTest},
+	},
+	{
+		Name: "checkpoint-unsynced",
+		Bug:  "a checkpoint is renamed into place before its bytes are durable (no fsync of checkpoint.tmp)",
+		Edits: []Edit{{"journal/checkpoint.go", "\tif err := writeFileSync(st, tmp, c.encode()); err != nil {\n",
+			"\tif err := func() error {\n\t\tf, err := st.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n" +
+				"\t\t_, err = f.WriteAt(c.encode(), 0)\n\t\tf.Close()\n\t\treturn err\n\t}(); err != nil {\n"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "checkpoint-dir-unsynced",
+		Bug:    "the log tail moves before the checkpoint's rename is durable (no fsync of the store directory)",
+		Edits:  []Edit{{"journal/checkpoint.go", "\tif err := st.SyncDir(dir); err != nil {\n", "\tif err := error(nil); err != nil {\n"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "cut-before-log",
+		Bug:    "a shrinking truncate cuts the data file before its log record is durable",
+		Edits:  []Edit{{"journal/fsops.go", "\t\t\terr = fs.x.force(lsn)\n", "\t\t\t_ = lsn\n"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "replay-unsynced",
+		Bug:    "recovery checkpoints before the data files it replayed into are durable",
+		Edits:  []Edit{{"journal/fs.go", "\t\t\t\treturn f.Datasync()\n", "\t\t\t\treturn nil\n"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name:   "fdatasync-skips-size",
+		Bug:    "fdatasync does not force the log for a write that changed the file's size",
+		Edits:  []Edit{{"journal/fs.go", "if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil", "if op.Type == OpCreate || in != nil && oldSize < -1 || op.Data != nil"}},
+		Checks: []Check{powerLoss},
+	},
+	{
+		Name: "model-before-log",
+		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
+		Edits: []Edit{{"journal/fs.go",
+			"\tlsn, err := fs.x.commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
+			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
+	},
+
+	// Timestamps: the two bugs every test once let through.
+	{
+		Name:   "rename-times",
+		Bug:    "a rename leaves the parent directories' mtime and ctime alone",
+		Edits:  []Edit{{"journal/model.go", "\tsin.Ctime = now\n\tod.Mtime, od.Ctime, nd.Mtime, nd.Ctime = now, now, now, now\n", "\tsin.Ctime = now\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTimesByPOSIXRules"}}, {Pkg: "./tests", Tests: []string{"TestMetadataOracles"}, Timeout: "10m"}},
+	},
+	{
+		Name:   "write-mtime",
+		Bug:    "a write leaves the file's mtime alone",
+		Edits:  []Edit{{"journal/model.go", "if op.Type == OpWrite || op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {", "if op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTimesByPOSIXRules"}}, {Pkg: "./tests", Tests: []string{"TestMetadataOracles"}, Timeout: "10m"}},
+	},
+
+	// Set-ID bits.
+	{
+		Name:   "chown-keeps-setuid",
+		Bug:    "a chown leaves S_ISUID on the file",
+		Edits:  []Edit{{"journal/privs.go", "kill := mode & syscall.S_ISUID", "kill := uint32(0)"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDropPrivs"}}},
+	},
+	{
+		Name:   "write-keeps-setid",
+		Bug:    "a write by a caller without CAP_FSETID leaves the set-ID bits (the mount ignores FUSE_WRITE_KILL_SUIDGID)",
+		Edits:  []Edit{{"fusefs/handle.go", "if k := h.n.killForWrite(ctx); k.Kill {", "if k := h.n.killForWrite(ctx); k.Kill && k.InGroup == nil {"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestSetIDSemantics"}, Timeout: "10m"}},
+	},
+}
