@@ -55,7 +55,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "stamp-skips-block",
 		Bug:    "packing a record saves block 1's first word but leaves it unstamped with the cycle",
-		Edits:  []Edit{{"logbuf/iclog.go", "\t\tbe.PutUint32(w, cycle)\n", "\t\tif i != 1 {\n\t\t\tbe.PutUint32(w, cycle)\n\t\t}\n"}},
+		Edits:  []Edit{{"logbuf/iclog.go", "\tbe.PutUint32(stamp, cycle)\n", "\tif i != 1 {\n\t\tbe.PutUint32(stamp, cycle)\n\t}\n"}},
 		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestCycleEvidence"}}},
 	},
 	{
