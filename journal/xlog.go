@@ -530,4 +530,4 @@ func (x *xlog) snapshotStats() (xlogStats, pos, pos, logbuf.LSN) {
 	return x.stats, x.head, x.tail, x.durable
 }
 
-var errClosed = fmt.Errorf("journal: closed")
+var errClosed = fmt.Errorf("the log is closed")

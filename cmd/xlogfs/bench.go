@@ -100,7 +100,8 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "report" {
 		return runBenchReport(args[1:])
 	}
-	fs := newFlags("bench", "[--modes batched,xfs,sector] [--impls best,generic] [--device ram|disk] [--workload builtin|dbench|mariadb] [--journal data|meta] [--time 3s] [--rounds 10] [--seed N] [--out DIR] [--json]\n       xlogfs bench report DIR [DIR2]", benchAbout)
+	fs := newFlags("bench", "", benchAbout)
+	fs.alsoUsage("xlogfs bench report [flags] DIR [DIR2...]")
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(modeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
 	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(workloads, ", "))
@@ -125,10 +126,7 @@ func runBench(args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	usage := func(format string, a ...any) error {
-		fmt.Fprintf(os.Stderr, "xlogfs bench: "+format+"\n", a...)
-		return errUsage
-	}
+	usage := fs.usagef
 	cfg := benchConfig{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
 		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
 	if cfg.Workload == "mariadb" {

@@ -61,7 +61,7 @@ type jsonLog struct {
 }
 
 func runLogprint(args []string) error {
-	fs := newFlags("logprint", "[--ops] [--transactions] [--json] DIR", `
+	fs := newFlags("logprint", "DIR", `
 Prints the store's log from the checkpoint's tail to its head, one line per
 record: LSN (cycle,block), length, op count, stored and computed CRC, the
 durable watermark (the log was durable up to that LSN when the record was

@@ -185,10 +185,11 @@ func damageLog(t *testing.T, dir string, damage func(img []byte)) {
 }
 
 // mountRefuses runs xlogfs mount --foreground and checks it refuses the
-// store before mounting anything (the mountpoint does not even exist).
+// store: recovery fails before anything is mounted on the (empty)
+// mount point.
 func mountRefuses(t *testing.T, dir string, want ...string) {
 	t.Helper()
-	code, _, errs := runCapture(t, "mount", "--foreground", dir, filepath.Join(t.TempDir(), "no-such-mountpoint"))
+	code, _, errs := runCapture(t, "mount", "--foreground", dir, t.TempDir())
 	if code != 1 {
 		t.Fatalf("mount of a corrupt store: exit %d, want 1: %s", code, errs)
 	}

@@ -11,7 +11,7 @@ func init() {
 }
 
 func runMkfs(args []string) error {
-	fs := newFlags("mkfs", "[--log-size 64MiB] [--logbsize 256k] [--force] DIR", `
+	fs := newFlags("mkfs", "DIR", `
 Makes an empty filesystem in DIR: the superblock, a zeroed circular log of
 --log-size, the data directory, and an initial checkpoint holding the root
 directory. DIR may be missing or empty. A non-empty directory that is not an

@@ -20,6 +20,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling"
 	"golang.org/x/sys/unix"
 )
@@ -65,6 +66,7 @@ type mountFlags struct {
 	pprof, cpuprofile, log   string
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
+	nonempty                 bool
 	ckptInterval, timeout    time.Duration
 	logForce                 time.Duration
 	flushLatency             time.Duration
@@ -73,12 +75,12 @@ type mountFlags struct {
 }
 
 func runMount(args []string) error {
-	fs := newFlags("mount", "[flags] DIR MOUNTPOINT", mountAbout)
+	fs := newFlags("mount", "DIR MOUNTPOINT", mountAbout)
 	var f mountFlags
 	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs or sector")
 	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
 	f.logbsize = &sizeFlag{}
-	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k (default: the store's, set at mkfs)")
+	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k, a power of two (default: the store's, set at mkfs)")
 	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
 	fs.StringVar(&f.impl, "cksum-impl", "auto", "crc32c implementation: auto or one of "+strings.Join(implNames(), ", "))
 	fs.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (loopback only, e.g. 127.0.0.1:6060)")
@@ -87,6 +89,7 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.allowOther, "allow-other", false, "let users other than the mounter in (FUSE allow_other)")
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
 	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
+	fs.BoolVar(&f.nonempty, "nonempty", false, "mount over a MOUNTPOINT that holds files (they are hidden while mounted)")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
 	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
 		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
@@ -100,9 +103,17 @@ func runMount(args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, mnt := pos[0], pos[1]
-	opts, err := f.journalOptions()
+	opts, err := f.journalOptions(fs)
 	if err != nil {
+		return err
+	}
+	// Everything that can be checked cheaply is, before a store is made
+	// or a log recovered: a mount that cannot work leaves nothing behind.
+	dir, mnt, err := f.resolvePaths(pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	if err := f.checkBeforeWork(dir, mnt); err != nil {
 		return err
 	}
 	if !f.fg {
@@ -119,34 +130,168 @@ func implNames() []string {
 	return n
 }
 
-func (f *mountFlags) journalOptions() (journal.Options, error) {
+// journalOptions checks the flags that need nothing but themselves, as
+// usage errors, and returns the journal's options.
+func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	var o journal.Options
 	var err error
 	if o.Mode, err = cksum.ParseMode(f.mode); err != nil {
-		return o, fmt.Errorf("--cksum-mode: %v", err)
+		return o, fs.usagef("--cksum-mode: %v", err)
 	}
 	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
-		return o, fmt.Errorf("--journal: %v", err)
+		return o, fs.usagef("--journal: %v", err)
 	}
 	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
-		return o, fmt.Errorf("--cksum-impl: %v", err)
+		return o, fs.usagef("--cksum-impl: %v", err)
 	}
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
 	o.LogForceInterval = f.logForce
-	if f.ckptInterval <= 0 {
-		return o, fmt.Errorf("--checkpoint-interval must be positive")
-	}
-	if f.logForce <= 0 {
-		return o, fmt.Errorf("--log-force-interval must be positive")
-	}
-	if f.flushLatency < 0 || f.flushLatency > time.Second {
-		return o, fmt.Errorf("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	switch {
+	case f.logbsize.n != 0 && logbuf.CheckLogBSize(int(f.logbsize.n)) != nil:
+		return o, fs.usagef("--logbsize %s: want a power of two from %dk to %dk", f.logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
+	case f.logbufs != 0 && (f.logbufs < logbuf.MinLogBufs || f.logbufs > logbuf.MaxLogBufs):
+		return o, fs.usagef("--logbufs %d: want %d to %d", f.logbufs, logbuf.MinLogBufs, logbuf.MaxLogBufs)
+	case f.ckptInterval <= 0:
+		return o, fs.usagef("--checkpoint-interval must be positive")
+	case f.logForce <= 0:
+		return o, fs.usagef("--log-force-interval must be positive")
+	case f.timeout < 0:
+		return o, fs.usagef("--attr-timeout must not be negative")
+	case f.flushLatency < 0 || f.flushLatency > time.Second:
+		return o, fs.usagef("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	case f.profileRate < 1 || f.profileRate > 100000:
+		return o, fs.usagef("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
 	o.FlushLatency = f.flushLatency
-	if f.profileRate < 1 || f.profileRate > 100000 {
-		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
+	if f.pprof != "" {
+		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {
+			return o, fs.usagef("--pprof: %v", err)
+		}
 	}
 	return o, nil
+}
+
+// resolvePaths makes every path the mount records absolute: the mount
+// table, xlogfs.log and the messages name the store and the mount point
+// wherever the command was run from.
+func (f *mountFlags) resolvePaths(dir, mnt string) (string, string, error) {
+	var err error
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", err
+	}
+	m, err := mountPath(mnt)
+	if err != nil {
+		return "", "", fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	mnt = m
+	for _, p := range []*string{&f.log, &f.cpuprofile} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return dir, mnt, nil
+}
+
+// checkBeforeWork checks what a mount needs from the system, cheaply and
+// without changing anything: a mount point that is an empty directory (or
+// --nonempty) and no FUSE mount already; a store directory that is one, or
+// empty; files the daemon writes in directories that exist; a free
+// --pprof port.
+func (f *mountFlags) checkBeforeWork(dir, mnt string) error {
+	if err := checkMountpoint(mnt, f.nonempty); err != nil {
+		return err
+	}
+	if err := checkStoreDir(dir); err != nil {
+		return err
+	}
+	for _, p := range []struct{ flag, path string }{{"--log", f.log}, {"--cpuprofile", f.cpuprofile}} {
+		if p.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p.path)); err != nil {
+			return fmt.Errorf("%s %s: %w", p.flag, p.path, unwrapPath(err))
+		} else if !st.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a directory", p.flag, p.path, filepath.Dir(p.path))
+		}
+	}
+	if f.pprof != "" {
+		ln, err := profiling.Listen(f.pprof, f.pprofAny)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		ln.Close()
+	}
+	return nil
+}
+
+// checkMountpoint refuses a mount point that is missing, not a directory,
+// already a FUSE mount (a second mount would hide the first), or holds
+// files the mount would hide (unless nonempty).
+func checkMountpoint(mnt string, nonempty bool) error {
+	ms, err := readMounts()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.dir == mnt && (m.fstype == "fuse" || strings.HasPrefix(m.fstype, "fuse.")) {
+			return fmt.Errorf("%s is already a FUSE mount (%s of %s); unmount it first (xlogfs umount %s, or fusermount3 -u)", mnt, m.fstype, m.source, mnt)
+		}
+	}
+	st, err := os.Stat(mnt)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("mount point %s is not a directory", mnt)
+	}
+	if nonempty {
+		return nil
+	}
+	d, err := os.Open(mnt)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(3)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("mount point %s is not empty (it holds %s); the mount would hide its files: use --nonempty to mount over them", mnt, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// checkStoreDir refuses a store directory that is neither a store nor
+// empty (mount would make an empty one a store).
+func checkStoreDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if empty, err := emptyDir(dir); err != nil {
+		return err
+	} else if !empty && !journal.IsStore(dir) {
+		return fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of an *os.PathError, which the
+// message names already: "no such file or directory".
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // daemonize starts this command again in the foreground as a new session,
@@ -288,6 +433,16 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 			}
 		}
 	}()
+	// The pprof port is taken before the store is made or recovered: one
+	// that another program took meanwhile leaves nothing behind.
+	if f.pprof != "" {
+		srv, err := profiling.Serve(f.pprof, f.pprofAny)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer srv.Close()
+		rep.logf("pprof at %s", srv.URL())
+	}
 	if empty, err := emptyDir(dir); err != nil {
 		return err
 	} else if empty {
@@ -323,22 +478,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 			dir, r.Records, r.Transactions, r.Dropped, time.Since(start).Round(time.Millisecond))
 	}
 	publishStats(jfs)
-	if f.pprof != "" {
-		srv, err := profiling.Serve(f.pprof, f.pprofAny)
-		if err != nil {
-			jfs.Close()
-			return fmt.Errorf("--pprof: %w", err)
-		}
-		defer srv.Close()
-		rep.logf("pprof at %s", srv.URL())
-	}
-	// The mount table names the store by its absolute path, by which
-	// check, logprint and umount find the store's mount.
-	fsName, err := filepath.Abs(dir)
-	if err != nil {
-		jfs.Close()
-		return err
-	}
+	// The mount table names the store by its absolute path (runMount made
+	// it so), by which check, logprint and umount find the store's mount.
+	fsName := dir
 	// SIGINT and SIGTERM are caught before the mount appears: one that
 	// arrives as soon as the mount is visible must unmount cleanly, not kill
 	// the daemon by the default action with the checkpoint unwritten.

@@ -26,6 +26,9 @@ said on stderr).`)
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(pos[0]); err != nil {
+		return fmt.Errorf("%s: %w", pos[0], unwrapPath(err))
+	}
 	b, err := os.ReadFile(filepath.Join(pos[0], fusefs.StatsName))
 	if err != nil {
 		if os.IsNotExist(err) {

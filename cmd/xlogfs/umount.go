@@ -18,7 +18,7 @@ func init() {
 }
 
 func runUmount(args []string) error {
-	fs := newFlags("umount", "[--timeout 2m] MOUNTPOINT", `
+	fs := newFlags("umount", "MOUNTPOINT", `
 Unmounts the xlogfs mount at MOUNTPOINT (with fusermount3 -u) and waits for
 its daemon to finish: the final checkpoint, the unmount record, and the
 store's lock let go. It returns 0 only then, with the store's log ending in
