@@ -524,10 +524,18 @@ func emptyDir(dir string) (bool, error) {
 
 var statsOnce sync.Once
 
-// publishStats exposes the journal's counters in expvar as "xlogfs".
+// publishStats exposes the journal's counters in expvar as "xlogfs": the
+// .stats file in its JSON form, the names and histogram buckets as
+// "xlogfs stats --json --histogram" shows them.
 func publishStats(jfs *journal.FS) {
 	statsOnce.Do(func() {
-		expvar.Publish("xlogfs", expvar.Func(func() any { return jfs.Stats() }))
+		expvar.Publish("xlogfs", expvar.Func(func() any {
+			f, err := journal.ParseStats(fusefs.StatsText(jfs))
+			if err != nil {
+				return map[string]string{"error": err.Error()}
+			}
+			return f.JSON(true)
+		}))
 	})
 }
 
