@@ -39,7 +39,7 @@ its unmount) is waited for, up to --wait.`)
 		return err
 	}
 	dir := pos[0]
-	rep, err := inspectWaiting(dir, *wait, "check")
+	rep, err := inspectWaiting(dir, *wait, "check", false)
 	if err != nil {
 		return err
 	}
