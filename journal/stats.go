@@ -118,6 +118,7 @@ func (fs *FS) recordFsync(d time.Duration) {
 // Stats are the filesystem's counters, as .stats shows them.
 type Stats struct {
 	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
+	MountMode    string // "rw", "ro" or "ro,norecovery" (see FS.MountMode)
 	CksumMode    string
 	CksumImpl    string
 	Journal      string
@@ -160,7 +161,7 @@ type Stats struct {
 func (fs *FS) Stats() Stats {
 	xs, head, tail, durable := fs.x.snapshotStats()
 	s := Stats{
-		State:     fs.State(),
+		State: fs.State(), MountMode: fs.MountMode(),
 		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
@@ -218,6 +219,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 		n += int64(k)
 	}
 	p("state", s.State)
+	p("mount_mode", s.MountMode)
 	p("cksum_mode", s.CksumMode)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)

@@ -49,6 +49,20 @@ on; every change gets EIO. While only checkpoints fail and the log has room
 the state is "degraded" and changes go on, so that removing files can give
 the space back.
 
+A mount point must be an empty directory (--nonempty mounts over files,
+hiding them) and not already a FUSE mount. What can be checked cheaply is
+checked before the store is made or its log recovered: the mount point, the
+store directory, --log's and --cpuprofile's directories, and that the
+--pprof port is free and loopback (unless --pprof-any-addr).
+
+--ro mounts read-only, as XFS's -o ro: the log is recovered as usual, then
+every change gets EROFS; unmounting writes the unmount record alone. With
+--norecovery too (-o ro,norecovery) the log is replayed in memory only and
+nothing is written to the store, not even at unmount or DIR/xlogfs.log (the
+daemon's messages go to syslog, or to --log): for looking at a store, or a
+copy of one, exactly as it is (a store on a read-only filesystem mounts
+too).
+
 Measuring aids: --flush-latency D makes every log flush and data-file sync
 take exactly D (the real flush, then a wait for the rest of D; a flush
 slower than D by itself is counted as an overrun in .stats), so that fsync
@@ -66,7 +80,7 @@ type mountFlags struct {
 	pprof, cpuprofile, log   string
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
-	nonempty                 bool
+	nonempty, ro, norecovery bool
 	ckptInterval, timeout    time.Duration
 	logForce                 time.Duration
 	flushLatency             time.Duration
@@ -88,8 +102,10 @@ func runMount(args []string) error {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mount's whole life to this file")
 	fs.BoolVar(&f.allowOther, "allow-other", false, "let users other than the mounter in (FUSE allow_other)")
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
-	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
+	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log; with --norecovery, syslog only)")
 	fs.BoolVar(&f.nonempty, "nonempty", false, "mount over a MOUNTPOINT that holds files (they are hidden while mounted)")
+	fs.BoolVar(&f.ro, "ro", false, "mount read-only: recover the log, then refuse every change (EROFS)")
+	fs.BoolVar(&f.norecovery, "norecovery", false, "with --ro: replay the log in memory only and write nothing to the store")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
 	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
 		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
@@ -163,6 +179,10 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 		return o, fs.usagef("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
 	o.FlushLatency = f.flushLatency
+	if f.norecovery && !f.ro {
+		return o, fs.usagef("--norecovery needs --ro: a mount that skipped recovery must not write")
+	}
+	o.ReadOnly, o.NoRecovery = f.ro, f.norecovery
 	if f.pprof != "" {
 		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {
 			return o, fs.usagef("--pprof: %v", err)
@@ -203,7 +223,7 @@ func (f *mountFlags) checkBeforeWork(dir, mnt string) error {
 	if err := checkMountpoint(mnt, f.nonempty); err != nil {
 		return err
 	}
-	if err := checkStoreDir(dir); err != nil {
+	if err := checkStoreDir(dir, f.ro); err != nil {
 		return err
 	}
 	for _, p := range []struct{ flag, path string }{{"--log", f.log}, {"--cpuprofile", f.cpuprofile}} {
@@ -265,8 +285,12 @@ func checkMountpoint(mnt string, nonempty bool) error {
 }
 
 // checkStoreDir refuses a store directory that is neither a store nor
-// empty (mount would make an empty one a store).
-func checkStoreDir(dir string) error {
+// empty (mount would make an empty one a store); a read-only mount, which
+// makes nothing, wants a store.
+func checkStoreDir(dir string, ro bool) error {
+	if ro && !journal.IsStore(dir) {
+		return fmt.Errorf("%s is not an xlogfs store; a read-only mount (--ro) makes none", dir)
+	}
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -422,7 +446,12 @@ func (r *reporter) done(err error, logPath, syslogPath string) {
 func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	rep := newReporter()
 	logPath := f.log
-	if logPath == "" {
+	switch {
+	case logPath != "":
+	case f.norecovery:
+		// Not even the messages go into the store: syslog has them.
+		logPath = os.DevNull
+	default:
 		logPath = filepath.Join(dir, "xlogfs.log")
 	}
 	defer func() {
@@ -471,6 +500,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	r := jfs.Recovery()
 	switch {
+	case f.norecovery:
+		rep.logf("mounted %s read-only without recovery: %d records replayed in memory only (%d transactions, %d incomplete); the store is not written",
+			dir, r.Records, r.Transactions, r.Dropped)
 	case r.Clean:
 		rep.logf("mounted %s: clean log", dir)
 	default:
@@ -487,7 +519,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO, ReadOnly: f.ro})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
