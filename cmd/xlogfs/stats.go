@@ -150,6 +150,15 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 		fmt.Fprintf(tw, "%s\t%s\n", l.Name, l.Value)
 	}
 	tw.Flush()
+	// A record's bytes are header blocks (one per 32 KiB of iclog, however
+	// little the record holds), payload, and padding to a block.
+	if recs, _ := f.Number("log_records"); recs > 0 {
+		total, _ := f.Number("log_bytes")
+		hdr, _ := f.Number("log_header_bytes")
+		payload, _ := f.Number("log_payload_bytes")
+		fmt.Fprintf(w, "\nper log record: %.0f bytes = %.0f header + %.0f payload + %.0f padding (means over %.0f records)\n",
+			total/recs, hdr/recs, payload/recs, (total-hdr-payload)/recs, recs)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "histogram\tcount\tp50\tp90\tp99\tmax\tunit\t")
