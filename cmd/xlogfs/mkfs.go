@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 func init() {
@@ -27,6 +28,12 @@ largest (up to 256 KiB) the log has room for.`)
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	switch {
+	case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
+		return fs.usagef("--log-size %s: want %dk to %dG", logSize, journal.MinLogSize>>10, journal.MaxLogSize>>30)
+	case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
+		return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
 	}
 	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Force: *force})
 	if err != nil {

@@ -72,6 +72,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mkfs"}, "missing DIR"},
 		{[]string{"mkfs", "--log-size", "12q", "d"}, `invalid value "12q" for --log-size: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mkfs", "a", "b"}, `too many arguments: "b" (want DIR)`},
+		{[]string{"mkfs", "--log-size", "64k", "d"}, "--log-size 64k: want 512k to 1024G"},
+		{[]string{"mkfs", "--logbsize", "100k", "d"}, "--logbsize 100k: want a power of two from 32k to 256k"},
 		{[]string{"umount"}, "missing MOUNTPOINT"},
 		{[]string{"umount", "--timeout", "x", "m"}, `invalid value "x" for --timeout: parse error`},
 		{[]string{"stats"}, "missing MOUNTPOINT"},
