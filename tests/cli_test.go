@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -411,5 +412,53 @@ func TestReadOnlyNoRecovery(t *testing.T) {
 	}
 	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("mount --ro made %s", empty)
+	}
+}
+
+// TestExpvarNames: expvar's "xlogfs" variable (mount --pprof) has the
+// names of .stats and its histograms with numeric buckets in order, as
+// stats --json --histogram does.
+func TestExpvarNames(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountForeground(t, store, mnt, "--pprof", "127.0.0.1:0")
+	defer m.signal(t, syscall.SIGTERM)
+	if err := writeAndSync(filepath.Join(mnt, "f"), []byte("counted")); err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, rest, ok := strings.Cut(m.log(), "pprof at "); ok {
+			url, _, _ = strings.Cut(rest, "\n")
+		}
+	}
+	if url == "" {
+		t.Fatalf("the mount did not say where pprof is:\n%s", m.log())
+	}
+	resp, err := http.Get(strings.TrimSuffix(url, "pprof/") + "vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		Xlogfs struct {
+			Records    float64                        `json:"log_records"`
+			Fsyncs     float64                        `json:"fsyncs"`
+			Mode       string                         `json:"cksum_mode"`
+			Histograms map[string]journal.HistSummary `json:"histograms"`
+		} `json:"xlogfs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		t.Fatal(err)
+	}
+	x := vars.Xlogfs
+	h := x.Histograms[journal.HistFsync]
+	if x.Records == 0 || x.Fsyncs == 0 || x.Mode != "batched" || h.Count == 0 || len(h.Buckets) == 0 {
+		t.Errorf("expvar xlogfs: %+v", x)
+	}
+	for i := 1; i < len(h.Buckets); i++ {
+		if h.Buckets[i].Lo < h.Buckets[i-1].Hi {
+			t.Errorf("expvar fsync buckets out of order: %+v", h.Buckets)
+		}
 	}
 }
