@@ -283,7 +283,9 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		if r.CksumCPUShare <= 0 || r.CksumCPUShare >= 1 || !near(r.CksumCPUShare, r.Delta["cksum_ns"]/r.Delta["process_cpu_ns"]) {
 			t.Errorf("interval %d: checksum share of CPU %v; cksum_ns grew %v, process_cpu_ns %v", i, r.CksumCPUShare, r.Delta["cksum_ns"], r.Delta["process_cpu_ns"])
 		}
-		if !near(r.FsyncsPerForce, r.Delta["force_waits"]/r.Delta["force_syncs"]) || r.FsyncsPerForce < 1 {
+		// (A force and the sync it waited for can fall on either side of
+		// an interval's end, so an interval's ratio may dip below 1.)
+		if !near(r.FsyncsPerForce, r.Delta["force_waits"]/r.Delta["force_syncs"]) || r.FsyncsPerForce <= 0 {
 			t.Errorf("interval %d: %v fsyncs per force; force_waits grew %v, force_syncs %v", i, r.FsyncsPerForce, r.Delta["force_waits"], r.Delta["force_syncs"])
 		}
 	}

@@ -142,14 +142,13 @@ func histUnit(name string) string {
 	return ""
 }
 
-// printStats prints the counters as "name value" columns, then each
+// printStats prints the counters as .stats has them, "name value" lines
+// (so "xlogfs stats MNT | grep" finds what .stats holds), then each
 // histogram's summary (and buckets).
 func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, l := range f.Lines {
-		fmt.Fprintf(tw, "%s\t%s\n", l.Name, l.Value)
+		fmt.Fprintf(w, "%s %s\n", l.Name, l.Value)
 	}
-	tw.Flush()
 	// A record's bytes are header blocks (one per 32 KiB of iclog, however
 	// little the record holds), payload, and padding to a block.
 	if recs, _ := f.Number("log_records"); recs > 0 {
@@ -160,7 +159,7 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 			total/recs, hdr/recs, payload/recs, (total-hdr-payload)/recs, recs)
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "histogram\tcount\tp50\tp90\tp99\tmax\tunit\t")
 	names := slices.Clone(journal.HistNames)
 	for _, h := range f.Hists {
