@@ -19,8 +19,10 @@ all: build
 
 build: $(BIN)
 
+# -buildvcs=auto: the commit goes into the binary (xlogfs version) whatever
+# GOFLAGS says, wherever git can tell it (not in a git worktree).
 $(BIN): $(SOURCES) go.mod go.sum
-	$(GO) build -o $(BIN) ./cmd/xlogfs
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/xlogfs
 
 # deps installs the Debian packages the tests and benches run: fusermount3
 # (fuse3), dbench, and qemu-user-static for the POWER kernels' tests.

@@ -36,6 +36,10 @@ type Options struct {
 	// bypass the kernel's page cache and reach the journal one call each
 	// (O_DIRECT opens always do).
 	DirectIO bool
+	// ReadOnly mounts read-only ("ro"): the kernel refuses every change
+	// with EROFS before asking; the journal, mounted read-only too,
+	// refuses any that reaches it.
+	ReadOnly bool
 }
 
 // DefaultTimeout is how long the kernel may cache attributes and entries.
@@ -81,6 +85,9 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
 	}
 	// fs.Mount, with the raw filesystem wrapped to see write flags.
+	if o.ReadOnly {
+		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
+	}
 	root.kw.RawFileSystem = fs.NewNodeFS(root, opts)
 	server, err := fuse.NewServer(root.kw, mountpoint, &opts.MountOptions)
 	if err != nil {

@@ -35,9 +35,13 @@ func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
 	return n.NewInode(ctx, s, fs.StableAttr{Mode: syscall.S_IFREG, Ino: statsIno})
 }
 
-func (s *statsNode) content() []byte {
+func (s *statsNode) content() []byte { return StatsText(s.fsys) }
+
+// StatsText is what .stats shows of fsys: its counters in the .stats
+// format (journal.ParseStats reads it back), and the daemon's CPU time.
+func StatsText(fsys *journal.FS) []byte {
 	var b bytes.Buffer
-	s.fsys.Stats().WriteTo(&b)
+	fsys.Stats().WriteTo(&b)
 	// The daemon's CPU time so far (all threads, user and system), the
 	// denominator of the checksum's share of CPU over a window between
 	// two reads.

@@ -69,6 +69,11 @@ type Options struct {
 	// changes (see State), with a *FailedError saying why, instead of
 	// Logf.
 	OnFail func(err error)
+
+	// ReadOnly mounts the store read-only: recovered, then every change
+	// refused with EROFS; NoRecovery (with ReadOnly) replays the log in
+	// memory only and writes nothing to the store (see readonly.go).
+	ReadOnly, NoRecovery bool
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -125,6 +130,8 @@ type FS struct {
 	forcer   *logForcer
 	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
+	overlay replayOverlay // NoRecovery: what replay would have written to data files
+
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
 	flush     *flushLatency // emulated flush latency; nil: none
@@ -164,6 +171,9 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	if opts.Store == nil {
 		opts.Store = OSFS()
 	}
+	if err := readOnlyOptions(&opts); err != nil {
+		return nil, err
+	}
 	st := opts.Store
 	sb, err := readSuperblock(st, dir)
 	if err != nil {
@@ -199,7 +209,11 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	dev := opts.Device
 	if dev == nil {
-		if dev, err = openFileDevice(st, filepath.Join(dir, logName)); err != nil {
+		open := openFileDevice
+		if opts.NoRecovery {
+			open = openReadOnlyDevice
+		}
+		if dev, err = open(st, filepath.Join(dir, logName)); err != nil {
 			return nil, err
 		}
 	}
@@ -280,6 +294,9 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if err := scan.corruption(); err != nil {
 		return nil, err
 	}
+	if opts.NoRecovery {
+		fs.overlay = replayOverlay{}
+	}
 	replayed := map[Ino]bool{}
 	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed) })
 	if err != nil {
@@ -300,14 +317,16 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
-	if err := fs.reconcileDataFiles(replayed); err != nil {
-		return nil, err
+	if !opts.NoRecovery {
+		if err := fs.reconcileDataFiles(replayed); err != nil {
+			return nil, err
+		}
 	}
 
 	// The new writer starts at the head, by its own placement rule.
 	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
 	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if !scan.clean {
+	if !scan.clean && !opts.NoRecovery {
 		// Blocks past the head may hold what was in flight at the crash
 		// (whole records, cut ones, lone blocks of a record whose header
 		// never made it), all of the head's cycle or the next. The new
@@ -326,8 +345,10 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	}
 	fs.bound = boundary{tail: head, lastTID: rep.lastTID}
 	fs.shadow = fs.model.Clone()
-	if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
-		return nil, fmt.Errorf("mount: %w", err)
+	if !opts.NoRecovery {
+		if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
+			return nil, fmt.Errorf("mount: %w", err)
+		}
 	}
 	fs.x, err = newXlog(xlogConfig{
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
@@ -337,6 +358,10 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if opts.ReadOnly {
+		close(fs.ckptDone) // nothing to checkpoint or force: no change is taken
+		return fs, nil
 	}
 	go fs.checkpointer()
 	fs.forcer = startLogForcer(opts.LogForceInterval, fs.x.forceAll, opts.Logf)
@@ -369,6 +394,10 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 func (fs *FS) replayOp(op *Op, replayed map[Ino]bool) error {
 	if err := fs.model.Apply(op); err != nil {
 		return err
+	}
+	if fs.overlay != nil {
+		fs.overlay.add(op, fs.opts.Journal) // NoRecovery: in memory only
+		return nil
 	}
 	var err error
 	switch {
@@ -490,7 +519,7 @@ func (fs *FS) Close() error {
 	// mount: free them now, so the store is left without orphans.
 	var err error
 	for _, ino := range slices.Sorted(maps.Keys(fs.model.Inodes)) {
-		if fs.model.Inodes[ino].Nlink == 0 && ino != RootIno && err == nil {
+		if fs.model.Inodes[ino].Nlink == 0 && ino != RootIno && err == nil && !fs.opts.ReadOnly {
 			op := Op{Type: OpFree, Ino: ino}
 			var lsn logbuf.LSN
 			if lsn, err = fs.commitLocked(&op); err == nil {
@@ -499,10 +528,13 @@ func (fs *FS) Close() error {
 		}
 	}
 	fs.closed.Store(true)
-	if err == nil {
+	// A read-only mount changed nothing since its mount wrote its
+	// checkpoint: the unmount record alone makes the log clean (and a
+	// NoRecovery mount writes nothing, leaving the log as it found it).
+	if err == nil && !fs.opts.ReadOnly {
 		err = fs.checkpoint(true)
 	}
-	if err == nil {
+	if err == nil && !fs.opts.NoRecovery {
 		err = fs.x.writeUnmount()
 	}
 	fs.x.stop()
@@ -579,6 +611,9 @@ func (fs *FS) state(ino Ino) *inodeState {
 func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	if fs.closed.Load() {
 		return 0, syscall.EIO
+	}
+	if fs.opts.ReadOnly {
+		return 0, syscall.EROFS
 	}
 	if err := fs.x.failure(); err != nil {
 		return 0, err

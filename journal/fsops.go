@@ -332,7 +332,7 @@ func (fs *FS) openDataFile(ino Ino, st *inodeState, create bool) (StoreFile, err
 	if st.file != nil {
 		return st.file, nil
 	}
-	f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR, 0)
+	f, err := fs.st.OpenFile(fs.dataPath(ino), fs.dataOpenFlag(), 0)
 	if errors.Is(err, os.ErrNotExist) {
 		if !create {
 			return nil, nil
@@ -403,6 +403,9 @@ func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 		if errors.Is(err, io.EOF) || err == nil {
 			clear(p[got:n])
 			err = nil
+			if fs.overlay != nil {
+				fs.overlay.apply(ino, p[:n], off)
+			}
 		}
 		st.doneWithFile()
 		st.mu.Unlock()
@@ -434,7 +437,7 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 	if _, err := fs.regular(ino); err != nil {
 		return 0, err
 	}
-	if err := fs.x.failure(); err != nil {
+	if err := fs.changeRefused(); err != nil {
 		return 0, errno(err) // a stopped journal takes no change, not even to a data file
 	}
 	st := fs.state(ino)
@@ -540,7 +543,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if in.Size < 0 {
 		return Attr{}, syscall.EINVAL
 	}
-	if err := fs.x.failure(); err != nil {
+	if err := fs.changeRefused(); err != nil {
 		return Attr{}, errno(err)
 	}
 	st := fs.state(ino)
@@ -620,7 +623,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
 		return syscall.EOPNOTSUPP
 	}
-	if err := fs.x.failure(); err != nil {
+	if err := fs.changeRefused(); err != nil {
 		return errno(err)
 	}
 	st := fs.state(ino)

@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +33,9 @@ type LogReport struct {
 	Model      *Model          // the metadata after replay
 	Problems   []string        // inconsistencies found in the replayed metadata
 	Mounted    bool            // another process holds the store: what was read may be moving
+	// Old, with InspectAll: the records still in the log file behind the
+	// tail, oldest first (see oldRecords); a bad one has Err set.
+	Old []ScannedRecord
 
 	st StoreFS // where the store was read, for Repair
 }
@@ -39,8 +44,14 @@ type LogReport struct {
 // log onto a copy of the checkpoint's metadata in memory.
 func Inspect(dir string) (*LogReport, error) { return InspectStore(OSFS(), dir) }
 
+// InspectAll is Inspect that also reads the records behind the tail
+// (LogReport.Old), as xfs_logprint dumps the whole log.
+func InspectAll(dir string) (*LogReport, error) { return inspect(OSFS(), dir, true) }
+
 // InspectStore is Inspect of a store on st.
-func InspectStore(st StoreFS, dir string) (*LogReport, error) {
+func InspectStore(st StoreFS, dir string) (*LogReport, error) { return inspect(st, dir, false) }
+
+func inspect(st StoreFS, dir string, all bool) (*LogReport, error) {
 	sb, err := readSuperblock(st, dir)
 	if err != nil {
 		return nil, err
@@ -68,6 +79,9 @@ func InspectStore(st StoreFS, dir string) (*LogReport, error) {
 	rep.Torn = s.kind == scanTorn
 	rep.Corrupt = s.corruption()
 	rep.AtStake, rep.InFlight, rep.LogBufs = s.atStake, s.inFlight, inFlightAllowance(ck)
+	if all {
+		rep.Old = oldRecords(img, ck, s)
+	}
 	m := ck.Model.Clone()
 	r, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) })
 	rep.Replayed, rep.Dropped, rep.ReplayErr = r.transactions, r.dropped, err
@@ -166,4 +180,72 @@ func (m *Model) Check() []string {
 		}
 	}
 	return out
+}
+
+// oldRecords returns the records behind the tail that the log file still
+// holds, oldest first: what checkpoints have made history but no record
+// has overwritten yet. The log is written in a circle: the head's cycle c
+// is stamped on every block before the head, the previous pass's c-1 on
+// every block from the head to the end of the log. So the free part of the
+// log, from the head round to the tail, holds records of c-1 from the head
+// to the end, then records of c from block 0 to the tail (when the live
+// part does not wrap), and a record found there belongs to the pass its
+// position says. The walk takes, at each block, a record whose header
+// names that block and the cycle the block must carry, and goes on after
+// it; any other block (part of a record the head has overwritten the start
+// of, a wrap gap, zeros) is stepped over. So it stops only where the cycle
+// stops matching: at the tail, or at the head's blocks of the pass before.
+// A record whose header is there but whose CRC fails is returned with Err.
+func oldRecords(img []byte, ck *Checkpoint, s *logScan) []ScannedRecord {
+	logBlocks := uint64(len(img) / logbuf.BBSize)
+	head := s.head
+	cur, prev := head.cycle, prevCycle(head.cycle)
+	var out []ScannedRecord
+	for d := uint64(0); d < logBlocks-s.live; {
+		b := (uint64(head.block) + d) % logBlocks
+		want := cur
+		if b >= uint64(head.block) {
+			want = prev
+		}
+		off := b * logbuf.BBSize
+		lsn := logbuf.MakeLSN(want, uint32(b))
+		if want == 0 || binary.BigEndian.Uint32(img[off:]) != logbuf.HeaderMagic {
+			d++
+			continue
+		}
+		h, err := logbuf.ParseHeader(img[off:])
+		if err != nil || h.LSN != lsn || h.Cycle != want || off+uint64(h.RecordBytes()) > uint64(len(img)) {
+			d++
+			continue
+		}
+		r := ScannedRecord{at: pos{cycle: want, block: uint32(b)}, Offset: int64(off), Header: h, Stored: h.CRC}
+		buf := bytes.Clone(img[off : off+uint64(h.RecordBytes())])
+		_, crc, err := logbuf.VerifyRecord(buf)
+		r.Computed = crc
+		if err == nil {
+			r.Record, err = logbuf.UnpackRecord(buf, h)
+		}
+		if err != nil {
+			r.Err = err
+			out = append(out, r)
+			d++
+			continue
+		}
+		out = append(out, r)
+		d += uint64(h.RecordBlocks())
+	}
+	return out
+}
+
+// prevCycle is the cycle before c, as logbuf.NextCycle counts; 0 for the
+// first pass, which had none before it.
+func prevCycle(c uint32) uint32 {
+	if c <= 1 {
+		return 0
+	}
+	c--
+	if c == logbuf.HeaderMagic {
+		c--
+	}
+	return c
 }

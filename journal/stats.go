@@ -131,6 +131,7 @@ func (fs *FS) recordFsync(d time.Duration) {
 // Stats are the filesystem's counters, as .stats shows them.
 type Stats struct {
 	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
+	MountMode    string // "rw", "ro" or "ro,norecovery" (see FS.MountMode)
 	CksumMode    string
 	CksumImpl    string
 	Journal      string
@@ -139,7 +140,9 @@ type Stats struct {
 	LogBufs      int
 	Transactions uint64
 	Records      uint64 // log records written
-	RecordBytes  uint64
+	RecordBytes  uint64 // their bytes on disk: header blocks, payload, padding to a block
+	HeaderBytes  uint64 // of which record and extension header blocks
+	PayloadBytes uint64 // of which op headers and regions
 	LogForces    uint64 // fdatasyncs of the log
 	ForceWaits   uint64 // forces that waited for a log write
 	ForceSyncs   uint64 // log syncs at least one force waited for
@@ -176,10 +179,11 @@ type Stats struct {
 func (fs *FS) Stats() Stats {
 	xs, head, tail, durable := fs.x.snapshotStats()
 	s := Stats{
-		State:     fs.State(),
+		State: fs.State(), MountMode: fs.MountMode(),
 		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
+		HeaderBytes: xs.headerBytes, PayloadBytes: xs.payloadBytes,
 		LogForces: xs.syncs, ForceWaits: xs.forceCalls, ForceSyncs: xs.forceSyncs,
 		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.spaceWaits,
 		IclogWaits: xs.iclogWaits, SyncNanos: xs.syncNanos, Cksum: fs.x.sum.Stats(),
@@ -234,7 +238,9 @@ func (s Stats) ForceCksumCPUPerForce() float64 {
 	return float64(s.ForceCksumCPUNanos) / float64(s.Forces)
 }
 
-// WriteTo writes the stats as "name value" lines (DESIGN §6).
+// WriteTo writes the stats as .stats lines: "name value", and a histogram
+// as a line per non-empty bucket (the format, and its parser, are in
+// statsfile.go).
 func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	p := func(name string, v any) {
@@ -242,6 +248,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 		n += int64(k)
 	}
 	p("state", s.State)
+	p("mount_mode", s.MountMode)
 	p("cksum_mode", s.CksumMode)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)
@@ -251,6 +258,8 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("transactions", s.Transactions)
 	p("log_records", s.Records)
 	p("log_bytes", s.RecordBytes)
+	p("log_header_bytes", s.HeaderBytes)
+	p("log_payload_bytes", s.PayloadBytes)
 	p("log_forces", s.LogForces)
 	p("force_waits", s.ForceWaits)
 	p("force_syncs", s.ForceSyncs)
@@ -300,10 +309,18 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_durable", s.Durable)
 	p("fsync_p50_us", fmt.Sprintf("%.0f", HistPercentile(s.FsyncHist, 50)))
 	p("fsync_p99_us", fmt.Sprintf("%.0f", HistPercentile(s.FsyncHist, 99)))
-	for i, c := range s.FsyncHist {
-		if c != 0 {
-			lo, hi := HistBounds(i)
-			p(fmt.Sprintf("fsync_us_%d_%d", lo, hi), c)
+	for _, h := range []struct {
+		name    string
+		buckets []uint64
+	}{
+		{HistFsync, s.FsyncHist}, {HistCksumRecord, s.CksumRecordHist},
+		{HistForceCksum, s.ForceCksumHist}, {HistForce, s.ForceHist},
+	} {
+		for i, c := range h.buckets {
+			if c != 0 {
+				lo, hi := HistBounds(i)
+				p(h.name, fmt.Sprintf("%d %d %d", lo, hi, c))
+			}
 		}
 	}
 	return n, nil

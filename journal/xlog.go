@@ -106,6 +106,8 @@ type xlog struct {
 type xlogStats struct {
 	records      uint64 // records written
 	recordBytes  uint64 // bytes of records written
+	headerBytes  uint64 // of which header blocks
+	payloadBytes uint64 // of which op headers and regions (the rest pads to a block)
 	syncs        uint64 // fdatasyncs of the log
 	forceCalls   uint64 // forces that had to wait
 	forceSyncs   uint64 // syncs that had a force waiting
@@ -382,6 +384,7 @@ func (x *xlog) writer() {
 // durable record, the record's durable watermark: recovery reads it as
 // proof that a damaged record at or below it was not in flight.
 func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
+	header, payload := ic.buf.HeaderBytes(), ic.buf.Used()
 	pprof.SetGoroutineLabels(x.cksumLabels)
 	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)
 	pprof.SetGoroutineLabels(x.baseLabels)
@@ -389,6 +392,8 @@ func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 	x.mu.Lock()
 	x.stats.records++
 	x.stats.recordBytes += uint64(len(rec))
+	x.stats.headerBytes += uint64(header)
+	x.stats.payloadBytes += uint64(payload)
 	x.mu.Unlock()
 	return err
 }
@@ -541,4 +546,4 @@ func (x *xlog) snapshotStats() (xlogStats, pos, pos, logbuf.LSN) {
 	return x.stats, x.head, x.tail, x.durable
 }
 
-var errClosed = fmt.Errorf("journal: closed")
+var errClosed = fmt.Errorf("the log is closed")

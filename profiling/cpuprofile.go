@@ -52,10 +52,10 @@ const DefaultRate = 100
 // rate") goes to a silenced standard error for that moment.
 func StartCPUProfileRate(path string, hz int) (stop func() error, err error) {
 	if hz < 0 || hz > 100000 {
-		return nil, fmt.Errorf("profiling: CPU profile rate %d Hz out of range (1 to 100000)", hz)
+		return nil, fmt.Errorf("CPU profile rate %d Hz out of range (1 to 100000)", hz)
 	}
 	if path == "" {
-		return nil, errors.New("profiling: CPU profile: no file name given")
+		return nil, errors.New("CPU profile: no file name given")
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -64,13 +64,13 @@ func StartCPUProfileRate(path string, hz int) (stop func() error, err error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("profiling: CPU profile %s: %w", path, err)
+		return nil, fmt.Errorf("CPU profile %s: %w", path, err)
 	}
 	tmp := f.Name()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("profiling: CPU profile %s: %w", path, err)
+		return fmt.Errorf("CPU profile %s: %w", path, err)
 	}
 	// Readable like a file made by os.Create, not private like a temp file.
 	if err := f.Chmod(0o644); err != nil {
@@ -94,12 +94,12 @@ func StartCPUProfileRate(path string, hz int) (stop func() error, err error) {
 			pprof.StopCPUProfile() // writes the profile to f before returning
 			if err := f.Close(); err != nil {
 				os.Remove(tmp)
-				stopErr = fmt.Errorf("profiling: write CPU profile %s: %w", path, err)
+				stopErr = fmt.Errorf("writing CPU profile %s: %w", path, err)
 				return
 			}
 			if err := os.Rename(tmp, path); err != nil {
 				os.Remove(tmp)
-				stopErr = fmt.Errorf("profiling: write CPU profile: %w", err)
+				stopErr = fmt.Errorf("writing CPU profile: %w", err)
 			}
 		})
 		return stopErr

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -21,34 +23,56 @@ type Server struct {
 	done chan error // Serve's result, once it returns
 }
 
-// Serve listens on addr (host:port; port 0 picks a free port, see Addr) and
-// serves net/http/pprof under /debug/pprof/ and expvar under /debug/vars.
-//
-// Profiles expose memory contents and cost CPU to produce, so unless
-// allowAny is set the host must be loopback: an IP in 127.0.0.0/8, ::1, or
-// "localhost". An empty host (":6060") means every interface and is refused
-// like any other non-loopback address.
+// CheckAddr checks a pprof listen address without listening: host:port,
+// with a loopback host (an IP in 127.0.0.0/8, ::1, or "localhost") unless
+// allowAny is set. Profiles expose memory contents and cost CPU to
+// produce, so they are not served to the network by mistake. An empty
+// host (":6060") means every interface and is refused like any other
+// non-loopback address.
+func CheckAddr(addr string, allowAny bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port, such as 127.0.0.1:6060", addr)
+	}
+	if !allowAny && !isLoopbackHost(host) {
+		return fmt.Errorf("%s is not a loopback address (127.0.0.0/8, ::1, localhost); profiles expose memory contents, so serving them to the network needs %s", addr, AnyAddrFlag)
+	}
+	return nil
+}
+
+// Listen checks addr (CheckAddr) and listens on it; port 0 picks a free
+// port.
+func Listen(addr string, allowAny bool) (net.Listener, error) {
+	if err := CheckAddr(addr, allowAny); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		var se *os.SyscallError
+		if errors.As(err, &se) && errors.Is(se.Err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%s is in use by another program: %w", addr, se.Err)
+		}
+		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	// "localhost" is a name: make sure it resolved to where it should.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !allowAny && (!ok || !tcp.IP.IsLoopback()) {
+		ln.Close()
+		return nil, fmt.Errorf("%s listens on %s, which is not loopback; serving profiles to the network needs %s", addr, ln.Addr(), AnyAddrFlag)
+	}
+	return ln, nil
+}
+
+// Serve listens on addr (see Listen) and serves net/http/pprof under
+// /debug/pprof/ and expvar under /debug/vars.
 //
 // The handlers are registered on a ServeMux of the Server's own, so nothing
 // else in the process can add to what is exposed through
 // http.DefaultServeMux (which importing net/http/pprof and expvar fills, and
 // which this Server never serves).
 func Serve(addr string, allowAny bool) (*Server, error) {
-	host, _, err := net.SplitHostPort(addr)
+	ln, err := Listen(addr, allowAny)
 	if err != nil {
-		return nil, fmt.Errorf("profiling: pprof address %q: want host:port, such as 127.0.0.1:6060 (%v)", addr, err)
-	}
-	if !allowAny && !isLoopbackHost(host) {
-		return nil, fmt.Errorf("profiling: pprof address %q is not loopback (127.0.0.0/8, ::1, localhost); profiles expose memory contents, so serving them to the network needs %s", addr, AnyAddrFlag)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("profiling: serve pprof: %w", err)
-	}
-	// "localhost" is a name: make sure it resolved to where it should.
-	if tcp, ok := ln.Addr().(*net.TCPAddr); !allowAny && (!ok || !tcp.IP.IsLoopback()) {
-		ln.Close()
-		return nil, fmt.Errorf("profiling: pprof address %q listens on %s, which is not loopback; serving profiles to the network needs %s", addr, ln.Addr(), AnyAddrFlag)
+		return nil, err
 	}
 	s := &Server{
 		ln: ln,

@@ -78,9 +78,9 @@ func Analyze(profiles ...*profile.Profile) (Share, error) {
 	for i, p := range profiles {
 		if err := t.add(p); err != nil {
 			if len(profiles) > 1 {
-				return Share{}, fmt.Errorf("profiling: profile %d of %d: %w", i+1, len(profiles), err)
+				return Share{}, fmt.Errorf("profile %d of %d: %w", i+1, len(profiles), err)
 			}
-			return Share{}, fmt.Errorf("profiling: %w", err)
+			return Share{}, err
 		}
 	}
 	return t.share(), nil
@@ -91,7 +91,7 @@ func Analyze(profiles ...*profile.Profile) (Share, error) {
 // of checksum code in them together. Errors name the file.
 func AnalyzeFiles(paths ...string) (Share, error) {
 	if len(paths) == 0 {
-		return Share{}, errors.New("profiling: no profile files given")
+		return Share{}, errors.New("no profile files given")
 	}
 	var t tally
 	for _, path := range paths {
@@ -100,7 +100,7 @@ func AnalyzeFiles(paths ...string) (Share, error) {
 			return Share{}, err
 		}
 		if err := t.add(p); err != nil {
-			return Share{}, fmt.Errorf("profiling: %s: %w", path, err)
+			return Share{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return t.share(), nil
@@ -110,19 +110,19 @@ func AnalyzeFiles(paths ...string) (Share, error) {
 func ReadProfile(path string) (p *profile.Profile, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("profiling: %w", err)
+		return nil, err // names the file
 	}
 	defer f.Close()
 	// A damaged file must be an error, never a crash of the command
 	// reading it; the parser is not ours to vouch for.
 	defer func() {
 		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("profiling: %s: not a valid profile (parser failed: %v)", path, r)
+			p, err = nil, fmt.Errorf("%s: not a valid profile (parser failed: %v)", path, r)
 		}
 	}()
 	p, err = profile.Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("profiling: %s: %w", path, err) // "parsing profile: ..."
+		return nil, fmt.Errorf("%s: %w", path, err) // "parsing profile: ..."
 	}
 	return p, nil
 }

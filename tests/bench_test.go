@@ -37,13 +37,16 @@ func TestBenchEndToEnd(t *testing.T) {
 			Name, Mode, Impl string
 		} `json:"targets"`
 		Runs []struct {
-			Target  string             `json:"target"`
-			Round   int                `json:"round"`
-			Order   int                `json:"order"`
-			Values  map[string]float64 `json:"values"`
-			Stats   map[string]float64 `json:"stats"`
-			Profile string             `json:"profile"`
-			Samples int64              `json:"profile_samples"`
+			Target string             `json:"target"`
+			Round  int                `json:"round"`
+			Order  int                `json:"order"`
+			Values map[string]float64 `json:"values"`
+			Stats  map[string]float64 `json:"stats"`
+			Hists  map[string][]struct {
+				Lo, Hi, Count uint64
+			} `json:"histograms"`
+			Profile string `json:"profile"`
+			Samples int64  `json:"profile_samples"`
 		} `json:"runs"`
 		Comparisons []struct {
 			Metric, Target, Reference string
@@ -73,6 +76,20 @@ func TestBenchEndToEnd(t *testing.T) {
 		st := r.Stats
 		if r.Values["throughput"] <= 0 || r.Values["fsync_p99"] <= 0 || st["fsyncs"] == 0 || st["log_forces"] == 0 || st["cksum_bytes"] == 0 {
 			t.Errorf("%s: no work measured: values %v, stats %v", r.Target, r.Values, st)
+		}
+		// The .stats histograms are kept with numeric bounds, in order, and
+		// a record's header blocks apart from its payload.
+		if h := r.Hists["fsync_us_hist"]; len(h) == 0 || len(r.Hists["cksum_record_ns_hist"]) == 0 {
+			t.Errorf("%s: histograms %v, want the fsync and checksum ones", r.Target, r.Hists)
+		} else {
+			for i := 1; i < len(h); i++ {
+				if h[i].Lo < h[i-1].Hi {
+					t.Errorf("%s: fsync buckets [%d,%d) then [%d,%d), out of order", r.Target, h[i-1].Lo, h[i-1].Hi, h[i].Lo, h[i].Hi)
+				}
+			}
+		}
+		if st["log_header_bytes"] != st["log_records"]*4096 || st["log_payload_bytes"] == 0 || st["log_payload_bytes"] > st["log_bytes"]-st["log_header_bytes"] {
+			t.Errorf("%s: %v records, header bytes %v (want 4 KiB each: 256 KiB iclogs), payload %v of %v", r.Target, st["log_records"], st["log_header_bytes"], st["log_payload_bytes"], st["log_bytes"])
 		}
 		// Each mount was made with the mode the run says: the crc32c calls
 		// per record tell them apart (8 header blocks for 256 KiB iclogs).

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal"
 	"golang.org/x/sys/unix"
 )
 
@@ -465,15 +466,17 @@ func readStats(t testing.TB, mnt string) map[string]string {
 	return parseStats(t, string(b))
 }
 
+// parseStats reads the .stats format (journal.ParseStats, the one parser
+// of it) into a map of name to value; histograms are left out.
 func parseStats(t testing.TB, text string) map[string]string {
 	t.Helper()
+	f, err := journal.ParseStats([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
 	stats := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		name, value, ok := strings.Cut(line, " ")
-		if !ok {
-			t.Fatalf(".stats line %q is not \"name value\"", line)
-		}
-		stats[name] = value
+	for _, l := range f.Lines {
+		stats[l.Name] = l.Value
 	}
 	return stats
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -35,7 +34,7 @@ and "trials" in results.json is per cell). Keeps results.json, report.txt
 and chart.svg in --out.`
 
 func runAlgoBench(args []string) error {
-	fs := newFlags("algo-bench", "[--algos a,b] [--sizes 64,512,8k,256k] [--trials N] [--json] [--out DIR]", algoBenchAbout)
+	fs := newFlags("algo-bench", "", algoBenchAbout)
 	algosFlag := fs.String("algos", "all", "algorithms, comma-separated (crc32c/best, the reference, is always included)")
 	sizesFlag := fs.String("sizes", "64,512,8k,256k", "buffer sizes for the speed table, comma-separated")
 	trials := fs.Int("trials", 200000, "trials per detection cell")
@@ -57,10 +56,7 @@ func runAlgoBench(args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	usage := func(format string, a ...any) error {
-		fmt.Fprintf(os.Stderr, "xlogfs algo-bench: "+format+"\n", a...)
-		return errUsage
-	}
+	usage := fs.usagef
 	algos, err := algobench.SelectAlgos(*algosFlag)
 	if err != nil {
 		return usage("--algos: %v", err)

@@ -22,6 +22,8 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchchart"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+	"github.com/xlogfs/xlogfs/fusefs"
+	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/profiling"
 	"golang.org/x/sys/unix"
 )
@@ -105,7 +107,8 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "report" {
 		return runBenchReport(args[1:])
 	}
-	fs := newFlags("bench", "[--modes batched,xfs,sector,inline] [--impls best,generic] [--device ram|disk] [--workload builtin|dbench|mariadb] [--journal data|meta] [--time 2s] [--rounds 10] [--seed N] [--out DIR] [--json]\n       xlogfs bench report DIR [DIR2]", benchAbout)
+	fs := newFlags("bench", "", benchAbout)
+	fs.alsoUsage("xlogfs bench report [flags] DIR [DIR2...]")
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(modeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
 	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(workloads, ", "))
@@ -130,10 +133,7 @@ func runBench(args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	usage := func(format string, a ...any) error {
-		fmt.Fprintf(os.Stderr, "xlogfs bench: "+format+"\n", a...)
-		return errUsage
-	}
+	usage := fs.usagef
 	cfg := benchConfig{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
 		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
 	if cfg.Workload == "mariadb" {
@@ -550,7 +550,7 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 			return r, err
 		}
 	}
-	var before map[string]float64
+	var before *journal.StatsFile
 	if t.Kind == "xlogfs" {
 		var err error
 		if before, err = readStats(mnt); err != nil {
@@ -583,15 +583,20 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 		return r, nil
 	}
 	if t.Kind == "xlogfs" {
-		st, err := readStats(mnt)
+		after, err := readStats(mnt)
 		if err != nil {
 			return r, err
 		}
+		st := after.Numbers()
 		r.Stats = st
-		if r.FsyncSource == "" && st["fsyncs"] > 0 {
-			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = st["fsync_p50_us"], st["fsync_p99_us"], "filesystem"
+		r.Histograms = map[string][]journal.Bucket{}
+		for _, h := range after.Hists {
+			r.Histograms[h.Name] = h.Buckets
 		}
-		journalValues(r.Values, before, st)
+		if fsyncs := after.Hist(journal.HistFsync).Sub(before.Hist(journal.HistFsync)); r.FsyncSource == "" && fsyncs.Count() > 0 {
+			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = fsyncs.Percentile(50), fsyncs.Percentile(99), "filesystem"
+		}
+		journalValues(r.Values, before, after)
 		if st["flush_overruns"] > 0 {
 			b.warn(t, round, fmt.Sprintf("%.0f of %.0f flushes took longer than --flush-latency %v by themselves", st["flush_overruns"], st["flushes_emulated"], b.cfg.FlushLatency))
 		}
@@ -627,9 +632,10 @@ func (b *bencher) warn(t target, round int, msg string) {
 }
 
 // journalValues derives the journal's metrics of a run from its .stats
-// before and after the workload: totals as differences over the workload,
-// percentiles from the histograms (the mount did next to nothing before).
-func journalValues(v, before, after map[string]float64) {
+// before and after the workload: totals and histograms as differences
+// over the workload.
+func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFile) {
+	before, after := beforeFile.Numbers(), afterFile.Numbers()
 	d := func(k string) float64 { return after[k] - before[k] }
 	if cpu := d("process_cpu_ns"); cpu > 0 {
 		v["cksum_cpu"] = d("cksum_ns") / cpu
@@ -637,8 +643,8 @@ func journalValues(v, before, after map[string]float64) {
 	if kib := d("cksum_bytes") / 1024; kib > 0 {
 		v["cksum_ns_per_kib"] = d("cksum_ns") / kib
 	}
-	if after["cksum_records"] > 0 {
-		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = after["cksum_record_p50_ns"], after["cksum_record_p99_ns"]
+	if rec := afterFile.Hist(journal.HistCksumRecord).Sub(beforeFile.Hist(journal.HistCksumRecord)); rec.Count() > 0 {
+		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = rec.Percentile(50), rec.Percentile(99)
 	}
 	if f := d("force_ns"); f > 0 {
 		v["force_cksum_share"] = d("force_cksum_ns") / f
@@ -756,23 +762,13 @@ func (m *mounted) kill() {
 	m.done = true
 }
 
-// readStats parses MNT/.stats ("name value" lines) into numbers.
-func readStats(mnt string) (map[string]float64, error) {
-	b, err := os.ReadFile(filepath.Join(mnt, ".stats"))
+// readStats reads MNT/.stats.
+func readStats(mnt string) (*journal.StatsFile, error) {
+	b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName))
 	if err != nil {
 		return nil, err
 	}
-	st := map[string]float64{}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(l, " ")
-		if !ok {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			st[k] = f
-		}
-	}
-	return st, nil
+	return journal.ParseStats(b)
 }
 
 // percentile of durations in microseconds (exact: sorts a copy).

@@ -75,7 +75,7 @@ benchmark-format view, run benchstat on the runs' bench.txt files.`
 
 // runBenchReport is "xlogfs bench report DIR [DIR2...]".
 func runBenchReport(args []string) error {
-	fs := newFlags("bench report", "[--json] [--no-chart] DIR [DIR2...]", benchReportAbout)
+	fs := newFlags("bench report", "DIR [DIR2...]", benchReportAbout)
 	asJSON := fs.Bool("json", false, "print the (re-analysed) results.json of the first DIR")
 	noChart := fs.Bool("no-chart", false, "do not redraw the chart")
 	dirs, err := parse(fs, args, 1, -1)

@@ -12,7 +12,7 @@ func init() {
 }
 
 func runCheck(args []string) error {
-	fs := newFlags("check", "[--repair] DIR", `
+	fs := newFlags("check", "DIR", `
 Checks an unmounted store: the superblock and checkpoint CRCs, every log
 record from the tail (CRC, cycle stamps, op headers), that the log replays
 onto the checkpoint, and that the resulting metadata is consistent (every
@@ -39,7 +39,7 @@ its unmount) is waited for, up to --wait.`)
 		return err
 	}
 	dir := pos[0]
-	rep, err := inspectWaiting(dir, *wait, "check")
+	rep, err := inspectWaiting(dir, *wait, "check", false)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ type cksumBenchResult struct {
 }
 
 func runCksumBench(args []string) error {
-	fs := newFlags("cksum-bench", "[--impls a,b] [--sizes 64,512,4k,32k,256k] [--time 2s] [--copy=false] [--json]", cksumBenchAbout)
+	fs := newFlags("cksum-bench", "", cksumBenchAbout)
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
 	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep ('' to skip it); inline's is its work at seal")
@@ -85,16 +85,16 @@ func runCksumBench(args []string) error {
 	}
 	impls, err := selectImpls(*implsFlag)
 	if err != nil {
-		return err
+		return fs.usagef("%v", err)
 	}
 	var sizes []int64
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		n, err := parseSize(s)
 		if err != nil {
-			return fmt.Errorf("--sizes: %v", err)
+			return fs.usagef("--sizes: %v", err)
 		}
 		if n == 0 || n > 64<<20 {
-			return fmt.Errorf("--sizes: %s out of range (1 byte to 64 MiB)", s)
+			return fs.usagef("--sizes: %s out of range (1 byte to 64 MiB)", s)
 		}
 		sizes = append(sizes, n)
 	}
@@ -103,7 +103,7 @@ func runCksumBench(args []string) error {
 		for _, s := range strings.Split(*modesFlag, ",") {
 			m, err := cksum.ParseMode(strings.TrimSpace(s))
 			if err != nil {
-				return fmt.Errorf("--modes: %v", err)
+				return fs.usagef("--modes: %v", err)
 			}
 			modes = append(modes, m)
 		}
@@ -113,16 +113,16 @@ func runCksumBench(args []string) error {
 		for _, s := range strings.Split(*recSizes, ",") {
 			n, err := parseSize(s)
 			if err != nil {
-				return fmt.Errorf("--record-sizes: %v", err)
+				return fs.usagef("--record-sizes: %v", err)
 			}
 			if n < 2*cksum.BlockSize || n > logbuf.MaxLogBSize || n%cksum.BlockSize != 0 {
-				return fmt.Errorf("--record-sizes: %s is not a multiple of 512 from 1k to 256k", s)
+				return fs.usagef("--record-sizes: %s is not a multiple of 512 from 1k to 256k", s)
 			}
 			records = append(records, int(n))
 		}
 	}
 	if *rounds < 1 || *total <= 0 {
-		return fmt.Errorf("--rounds and --time must be positive")
+		return fs.usagef("--rounds and --time must be positive")
 	}
 
 	res := cksumBenchResult{Best: cksum.Best().Name}

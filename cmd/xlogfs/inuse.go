@@ -186,13 +186,18 @@ func waitForStore(dir string, wait time.Duration, msgs io.Writer, cmd string) er
 	}
 }
 
-// inspectWaiting waits for the store (waitForStore), then inspects it. A
+// inspectWaiting waits for the store (waitForStore), then inspects it
+// (with the records behind the tail if all). A
 // store that a mount took meanwhile is in use, not unsound.
-func inspectWaiting(dir string, wait time.Duration, cmd string) (*journal.LogReport, error) {
+func inspectWaiting(dir string, wait time.Duration, cmd string, all bool) (*journal.LogReport, error) {
 	if err := waitForStore(dir, wait, os.Stderr, cmd); err != nil {
 		return nil, err
 	}
-	rep, err := journal.Inspect(dir)
+	inspect := journal.Inspect
+	if all {
+		inspect = journal.InspectAll
+	}
+	rep, err := inspect(dir)
 	if err == nil && rep.Mounted {
 		return nil, &errInUse{dir: dir, mounts: storeMounts(dir), holders: lockHolders(dir)}
 	}

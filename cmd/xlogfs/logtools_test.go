@@ -185,10 +185,11 @@ func damageLog(t *testing.T, dir string, damage func(img []byte)) {
 }
 
 // mountRefuses runs xlogfs mount --foreground and checks it refuses the
-// store before mounting anything (the mountpoint does not even exist).
+// store: recovery fails before anything is mounted on the (empty)
+// mount point.
 func mountRefuses(t *testing.T, dir string, want ...string) {
 	t.Helper()
-	code, _, errs := runCapture(t, "mount", "--foreground", dir, filepath.Join(t.TempDir(), "no-such-mountpoint"))
+	code, _, errs := runCapture(t, "mount", "--foreground", dir, t.TempDir())
 	if code != 1 {
 		t.Fatalf("mount of a corrupt store: exit %d, want 1: %s", code, errs)
 	}
@@ -278,5 +279,131 @@ func TestLastRecordFlipVersusTear(t *testing.T) {
 	defer fs.Close()
 	if r := fs.Recovery(); r.TornLSN.String() != last.LSN || r.Transactions != 18 || len(warnings) != 1 || !strings.Contains(warnings[0], "torn write") {
 		t.Fatalf("mount of a torn tail: recovery %+v, warnings %q", r, warnings)
+	}
+}
+
+// cleanStore makes a store, runs a small workload through the journal
+// and unmounts it cleanly: the live log is then the unmount record alone.
+func cleanStore(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	if code, _, errs := runCapture(t, "mkfs", "--log-size", "4m", "--logbsize", "32k", dir); code != 0 {
+		t.Fatalf("mkfs: %s", errs)
+	}
+	fs, err := journal.Open(dir, journal.Options{Journal: journal.JournalData, Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fs.Create(journal.RootIno, "dir", journal.ModeDir|0o755, 0, 0, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		a, err := fs.Create(d.Ino, fmt.Sprintf("file%d", i), journal.ModeReg|0o644, 0, 0, 0, "")
+		if err == nil {
+			_, err = fs.Write(a.Ino, []byte(strings.Repeat("z", 700*(i+1))), 0)
+		}
+		if err == nil {
+			err = fs.Fsync(a.Ino, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fs.Rename(d.Ino, "file0", journal.RootIno, "moved", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func logprintJSON(t *testing.T, args ...string) jsonLog {
+	t.Helper()
+	code, out, errs := runCapture(t, append([]string{"logprint", "--json"}, args...)...)
+	var l jsonLog
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil {
+		t.Fatalf("logprint --json %s: exit %d, %v: %s", strings.Join(args, " "), code, err, errs)
+	}
+	return l
+}
+
+// TestLogprintAll: after a clean unmount, logprint shows the unmount
+// record alone; --all shows the workload's records behind the tail,
+// marked old, and its transactions.
+func TestLogprintAll(t *testing.T) {
+	dir := cleanStore(t)
+	if l := logprintJSON(t, "--transactions", dir); len(l.Records) != 1 || len(l.Transactions) != 1 || !l.Transactions[0].Unmount {
+		t.Fatalf("logprint of a cleanly unmounted store: %d records, transactions %+v; want the unmount record alone", len(l.Records), l.Transactions)
+	}
+	l := logprintJSON(t, "--all", "--transactions", dir)
+	if len(l.Records) < 6 {
+		t.Fatalf("logprint --all: %d records, want the workload's too", len(l.Records))
+	}
+	for i, r := range l.Records {
+		last := i == len(l.Records)-1
+		if r.Live != last || r.Where != map[bool]string{true: "live", false: "old"}[last] || !r.OK {
+			t.Errorf("record %d of %d at %s: live %v, where %q, ok %v; want only the last (the unmount record) live", i, len(l.Records), r.LSN, r.Live, r.Where, r.OK)
+		}
+	}
+	var ops []string
+	for _, tx := range l.Transactions {
+		ops = append(ops, tx.Ops...)
+	}
+	all := strings.Join(ops, "\n")
+	for _, want := range []string{`create ino 2 at 1/"dir"`, `at 2/"file4"`, `write ino 7 off 0 len 3500 (3500 bytes logged)`, `rename 2/"file0" -> 1/"moved"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("logprint --all --transactions lacks %q:\n%s", want, all)
+		}
+	}
+	code, out, _ := runCapture(t, "logprint", "--all", dir)
+	if code != 0 || !strings.Contains(out, " old ") || !strings.Contains(out, "records: 1 live, ") {
+		t.Errorf("logprint --all, as text: exit %d\n%s", code, out)
+	}
+
+	// --from and --to keep a range of LSNs, both ends included.
+	second, third := l.Records[1].LSN, l.Records[2].LSN
+	if r := logprintJSON(t, "--all", "--from", second, "--to", third, dir); len(r.Records) != 2 || r.Records[0].LSN != second || r.Records[1].LSN != third {
+		t.Errorf("--from %s --to %s: %+v", second, third, r.Records)
+	}
+	// --type and --ino keep the records and transactions with such ops.
+	r := logprintJSON(t, "--all", "--transactions", "--type", "rename", dir)
+	if len(r.Transactions) != 1 || !strings.HasPrefix(r.Transactions[0].Ops[0], "rename") || len(r.Records) != 1 {
+		t.Errorf("--type rename: %d records, transactions %+v", len(r.Records), r.Transactions)
+	}
+	r = logprintJSON(t, "--all", "--transactions", "--ino", "5", dir)
+	if len(r.Transactions) != 2 || !strings.Contains(r.Transactions[0].Ops[0], "create ino 5") || !strings.Contains(r.Transactions[1].Ops[0], "write ino 5") {
+		t.Errorf("--ino 5: transactions %+v; want its create and its write", r.Transactions)
+	}
+	for _, rec := range r.Records {
+		for _, op := range rec.Ops {
+			if op.Op != "" && !strings.Contains(op.Op, "ino 5") {
+				t.Errorf("--ino 5 --json: record %s shows op %q", rec.LSN, op.Op)
+			}
+		}
+	}
+	if r := logprintJSON(t, "--type", "unmount", dir); len(r.Records) != 1 {
+		t.Errorf("--type unmount: %d records", len(r.Records))
+	}
+
+	// --stats: a count and the bytes of each op type, bytes by kind.
+	s := logprintJSON(t, "--all", "--stats", dir).Stats
+	if s == nil {
+		t.Fatal("--stats --json has no stats")
+	}
+	count := map[string]int{}
+	for _, o := range s.Ops {
+		count[o.Type] = o.Count
+	}
+	if count["create"] != 6 || count["write"] != 5 || count["rename"] != 1 || count["unmount"] != 1 || s.Transactions != 13 {
+		t.Errorf("--stats ops %+v, %d transactions; want 6 creates, 5 writes, a rename, the unmount: 13", s.Ops, s.Transactions)
+	}
+	if s.Records != len(l.Records) || s.OldRecords != s.Records-1 || s.HeaderBytes != int64(s.Records)*512 ||
+		s.HeaderBytes+s.OpHeaders+s.RegionBytes+s.PaddingBytes != s.Bytes || s.RegionBytes < 700*15 {
+		t.Errorf("--stats bytes: %+v", s)
+	}
+	if code, out, _ := runCapture(t, "logprint", "--all", "--stats", dir); code != 0 || !strings.Contains(out, "op type") || !strings.Contains(out, "header blocks") {
+		t.Errorf("logprint --stats as text: exit %d\n%s", code, out)
 	}
 }

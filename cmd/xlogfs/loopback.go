@@ -21,7 +21,7 @@ func init() {
 // workload through FUSE without xlogfs's journal: the baseline that
 // separates what FUSE costs from what xlogfs adds or saves.
 func runLoopback(args []string) (err error) {
-	flags := newFlags("loopback-mount", "[--cpuprofile FILE] DIR MOUNTPOINT", `
+	flags := newFlags("loopback-mount", "DIR MOUNTPOINT", `
 Serves DIR at MOUNTPOINT through go-fuse's loopback filesystem, in the
 foreground, until unmounted (fusermount3 -u, SIGINT or SIGTERM). xlogfs bench
 uses it as the FUSE baseline it compares xlogfs against.`)

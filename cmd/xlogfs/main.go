@@ -1,6 +1,11 @@
 // Command xlogfs is a FUSE filesystem whose journal is an XFS-style
 // write-ahead log, and the tools to inspect it and measure what its
 // checksum costs. Run "xlogfs help" for the commands.
+//
+// Exit status: 0 on success; 2 when the command line itself is wrong (an
+// unknown flag, a bad flag value, a missing argument: decided without
+// looking at the system), with a short message, the command's usage line
+// and a pointer to --help; 1 for every other failure.
 package main
 
 import (
@@ -10,12 +15,11 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 )
 
 // command is one subcommand: run gets the arguments after the command name
-// and returns an error to print (or errSilent when it already explained
-// itself, or exitCode for a specific status).
+// and returns an error to print (a *usageError for a mistake on the
+// command line, errSilent-like exitCode when it already explained itself).
 type command struct {
 	name    string
 	summary string
@@ -54,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name == name {
 			err := c.run(args[1:])
 			var code exitCode
+			var ue *usageError
 			switch {
 			case err == nil:
 				return 0
@@ -61,15 +66,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.As(err, &code):
 				return int(code)
-			case errors.Is(err, errUsage):
+			case errors.As(err, &ue):
+				ue.print(stderr)
 				return 2
 			}
 			fmt.Fprintf(stderr, "xlogfs %s: %v\n", name, err)
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "xlogfs: unknown command %q\n\n", name)
-	usage(stderr)
+	fmt.Fprintf(stderr, "xlogfs: unknown command %q\n", name)
+	fmt.Fprintln(stderr, "usage: xlogfs <command> [flags] [args]")
+	fmt.Fprintln(stderr, "Try 'xlogfs help' for the list of commands.")
 	return 2
 }
 
@@ -88,76 +95,5 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "xlogfs <command> --help" for a command's flags.`)
-}
-
-// errUsage means the flag package already printed what was wrong and the usage.
-var errUsage = errors.New("usage")
-
-// newFlags returns a FlagSet for a command whose usage line is synopsis and
-// whose longer description is about.
-func newFlags(name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet("xlogfs "+name, flag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "usage: xlogfs %s %s\n\n", name, synopsis)
-		if about != "" {
-			fmt.Fprintln(w, strings.TrimSpace(about))
-			fmt.Fprintln(w)
-		}
-		var any bool
-		fs.VisitAll(func(*flag.Flag) { any = true })
-		if any {
-			fmt.Fprintln(w, "flags:")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
-}
-
-// parse parses args, allowing flags after positional arguments too
-// ("xlogfs logprint DIR --json"), and checks the positional count.
-func parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
-	// Help asked for goes to stdout; usage after a mistake goes to stderr.
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(os.Stdout)
-			fs.Usage()
-			return nil, flag.ErrHelp
-		}
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, errUsage
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	if len(pos) < minPos || (maxPos >= 0 && len(pos) > maxPos) {
-		want := fmt.Sprintf("%d", minPos)
-		switch {
-		case maxPos < 0:
-			want = fmt.Sprintf("at least %d", minPos)
-		case maxPos != minPos:
-			want = fmt.Sprintf("%d to %d", minPos, maxPos)
-		}
-		fmt.Fprintf(fs.Output(), "xlogfs: %s takes %s argument(s), got %d\n", strings.TrimPrefix(fs.Name(), "xlogfs "), want, len(pos))
-		fs.Usage()
-		return nil, errUsage
-	}
-	return pos, nil
+	fmt.Fprintln(w, "Exit status: 0 on success, 2 for a mistake on the command line, 1 for any other failure.")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,43 @@ func TestCksumBenchJSON(t *testing.T) {
 	}
 	if code, _, _ := runCapture(t, "cksum-bench", "--record-sizes", "1000"); code == 0 {
 		t.Error("a record size that is no multiple of 512 was accepted")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	bi := &debug.BuildInfo{Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+		{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	v := buildVersion(bi)
+	if v.Revision != "0123456789abcdef0123456789abcdef01234567" || !v.Modified || v.Time != "2026-01-02T03:04:05Z" || v.Version != Version {
+		t.Errorf("from a dirty build: %+v", v)
+	}
+	var b bytes.Buffer
+	printVersion(&b, v)
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "xlogfs "+Version+" (commit 0123456789ab of 2026-01-02T03:04:05Z, with uncommitted changes)" {
+		t.Errorf("version line %q", first)
+	}
+	bi.Settings[3].Value = "false"
+	b.Reset()
+	printVersion(&b, buildVersion(bi))
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "xlogfs "+Version+" (commit 0123456789ab of 2026-01-02T03:04:05Z)" {
+		t.Errorf("version line of a clean build %q", first)
+	}
+	b.Reset()
+	printVersion(&b, buildVersion(&debug.BuildInfo{}))
+	if !strings.HasPrefix(b.String(), "xlogfs "+Version+" (commit unknown") {
+		t.Errorf("without VCS information: %q", b.String())
+	}
+
+	// The command itself reports this binary's own build information.
+	code, out, _ := runCapture(t, "version", "--json")
+	var got versionInfo
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("version --json: exit %d, %v: %s", code, err, out)
+	}
+	self, _ := debug.ReadBuildInfo()
+	if want := buildVersion(self); got != want || got.Crc32c == "" || got.Go == "" {
+		t.Errorf("version --json %+v, want %+v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 func init() {
@@ -11,7 +12,7 @@ func init() {
 }
 
 func runMkfs(args []string) error {
-	fs := newFlags("mkfs", "[--log-size 64MiB] [--logbsize 256k] [--force] DIR", `
+	fs := newFlags("mkfs", "DIR", `
 Makes an empty filesystem in DIR: the superblock, a zeroed circular log of
 --log-size, the data directory, and an initial checkpoint holding the root
 directory. DIR may be missing or empty. A non-empty directory that is not an
@@ -27,6 +28,12 @@ largest (up to 256 KiB) the log has room for.`)
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	switch {
+	case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
+		return fs.usagef("--log-size %s: want %dk to %dG", logSize, journal.MinLogSize>>10, journal.MaxLogSize>>30)
+	case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
+		return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
 	}
 	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Force: *force})
 	if err != nil {

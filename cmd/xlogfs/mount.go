@@ -20,6 +20,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling"
 	"golang.org/x/sys/unix"
 )
@@ -48,6 +49,20 @@ on; every change gets EIO. While only checkpoints fail and the log has room
 the state is "degraded" and changes go on, so that removing files can give
 the space back.
 
+A mount point must be an empty directory (--nonempty mounts over files,
+hiding them) and not already a FUSE mount. What can be checked cheaply is
+checked before the store is made or its log recovered: the mount point, the
+store directory, --log's and --cpuprofile's directories, and that the
+--pprof port is free and loopback (unless --pprof-any-addr).
+
+--ro mounts read-only, as XFS's -o ro: the log is recovered as usual, then
+every change gets EROFS; unmounting writes the unmount record alone. With
+--norecovery too (-o ro,norecovery) the log is replayed in memory only and
+nothing is written to the store, not even at unmount or DIR/xlogfs.log (the
+daemon's messages go to syslog, or to --log): for looking at a store, or a
+copy of one, exactly as it is (a store on a read-only filesystem mounts
+too).
+
 Measuring aids: --flush-latency D makes every log flush and data-file sync
 take exactly D (the real flush, then a wait for the rest of D; a flush
 slower than D by itself is counted as an overrun in .stats), so that fsync
@@ -65,6 +80,7 @@ type mountFlags struct {
 	pprof, cpuprofile, log   string
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
+	nonempty, ro, norecovery bool
 	ckptInterval, timeout    time.Duration
 	logForce                 time.Duration
 	flushLatency             time.Duration
@@ -73,12 +89,12 @@ type mountFlags struct {
 }
 
 func runMount(args []string) error {
-	fs := newFlags("mount", "[flags] DIR MOUNTPOINT", mountAbout)
+	fs := newFlags("mount", "DIR MOUNTPOINT", mountAbout)
 	var f mountFlags
 	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs, sector or inline (as ops are copied into the log)")
 	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
 	f.logbsize = &sizeFlag{}
-	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k (default: the store's, set at mkfs)")
+	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k, a power of two (default: the store's, set at mkfs)")
 	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
 	fs.StringVar(&f.impl, "cksum-impl", "auto", "crc32c implementation: auto or one of "+strings.Join(implNames(), ", "))
 	fs.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (loopback only, e.g. 127.0.0.1:6060)")
@@ -86,7 +102,10 @@ func runMount(args []string) error {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mount's whole life to this file")
 	fs.BoolVar(&f.allowOther, "allow-other", false, "let users other than the mounter in (FUSE allow_other)")
 	fs.BoolVar(&f.fg, "foreground", false, "stay in the foreground until unmounted")
-	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log)")
+	fs.StringVar(&f.log, "log", "", "where the daemon writes messages after mounting (default DIR/xlogfs.log; with --norecovery, syslog only)")
+	fs.BoolVar(&f.nonempty, "nonempty", false, "mount over a MOUNTPOINT that holds files (they are hidden while mounted)")
+	fs.BoolVar(&f.ro, "ro", false, "mount read-only: recover the log, then refuse every change (EROFS)")
+	fs.BoolVar(&f.norecovery, "norecovery", false, "with --ro: replay the log in memory only and write nothing to the store")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
 	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
 		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
@@ -100,9 +119,17 @@ func runMount(args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, mnt := pos[0], pos[1]
-	opts, err := f.journalOptions()
+	opts, err := f.journalOptions(fs)
 	if err != nil {
+		return err
+	}
+	// Everything that can be checked cheaply is, before a store is made
+	// or a log recovered: a mount that cannot work leaves nothing behind.
+	dir, mnt, err := f.resolvePaths(pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	if err := f.checkBeforeWork(dir, mnt); err != nil {
 		return err
 	}
 	if !f.fg {
@@ -119,34 +146,176 @@ func implNames() []string {
 	return n
 }
 
-func (f *mountFlags) journalOptions() (journal.Options, error) {
+// journalOptions checks the flags that need nothing but themselves, as
+// usage errors, and returns the journal's options.
+func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	var o journal.Options
 	var err error
 	if o.Mode, err = cksum.ParseMode(f.mode); err != nil {
-		return o, fmt.Errorf("--cksum-mode: %v", err)
+		return o, fs.usagef("--cksum-mode: %v", err)
 	}
 	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
-		return o, fmt.Errorf("--journal: %v", err)
+		return o, fs.usagef("--journal: %v", err)
 	}
 	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
-		return o, fmt.Errorf("--cksum-impl: %v", err)
+		return o, fs.usagef("--cksum-impl: %v", err)
 	}
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
 	o.LogForceInterval = f.logForce
-	if f.ckptInterval <= 0 {
-		return o, fmt.Errorf("--checkpoint-interval must be positive")
-	}
-	if f.logForce <= 0 {
-		return o, fmt.Errorf("--log-force-interval must be positive")
-	}
-	if f.flushLatency < 0 || f.flushLatency > time.Second {
-		return o, fmt.Errorf("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	switch {
+	case f.logbsize.n != 0 && logbuf.CheckLogBSize(int(f.logbsize.n)) != nil:
+		return o, fs.usagef("--logbsize %s: want a power of two from %dk to %dk", f.logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
+	case f.logbufs != 0 && (f.logbufs < logbuf.MinLogBufs || f.logbufs > logbuf.MaxLogBufs):
+		return o, fs.usagef("--logbufs %d: want %d to %d", f.logbufs, logbuf.MinLogBufs, logbuf.MaxLogBufs)
+	case f.ckptInterval <= 0:
+		return o, fs.usagef("--checkpoint-interval must be positive")
+	case f.logForce <= 0:
+		return o, fs.usagef("--log-force-interval must be positive")
+	case f.timeout < 0:
+		return o, fs.usagef("--attr-timeout must not be negative")
+	case f.flushLatency < 0 || f.flushLatency > time.Second:
+		return o, fs.usagef("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
+	case f.profileRate < 1 || f.profileRate > 100000:
+		return o, fs.usagef("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
 	o.FlushLatency = f.flushLatency
-	if f.profileRate < 1 || f.profileRate > 100000 {
-		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
+	if f.norecovery && !f.ro {
+		return o, fs.usagef("--norecovery needs --ro: a mount that skipped recovery must not write")
+	}
+	o.ReadOnly, o.NoRecovery = f.ro, f.norecovery
+	if f.pprof != "" {
+		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {
+			return o, fs.usagef("--pprof: %v", err)
+		}
 	}
 	return o, nil
+}
+
+// resolvePaths makes every path the mount records absolute: the mount
+// table, xlogfs.log and the messages name the store and the mount point
+// wherever the command was run from.
+func (f *mountFlags) resolvePaths(dir, mnt string) (string, string, error) {
+	var err error
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", err
+	}
+	m, err := mountPath(mnt)
+	if err != nil {
+		return "", "", fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	mnt = m
+	for _, p := range []*string{&f.log, &f.cpuprofile} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return dir, mnt, nil
+}
+
+// checkBeforeWork checks what a mount needs from the system, cheaply and
+// without changing anything: a mount point that is an empty directory (or
+// --nonempty) and no FUSE mount already; a store directory that is one, or
+// empty; files the daemon writes in directories that exist; a free
+// --pprof port.
+func (f *mountFlags) checkBeforeWork(dir, mnt string) error {
+	if err := checkMountpoint(mnt, f.nonempty); err != nil {
+		return err
+	}
+	if err := checkStoreDir(dir, f.ro); err != nil {
+		return err
+	}
+	for _, p := range []struct{ flag, path string }{{"--log", f.log}, {"--cpuprofile", f.cpuprofile}} {
+		if p.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p.path)); err != nil {
+			return fmt.Errorf("%s %s: %w", p.flag, p.path, unwrapPath(err))
+		} else if !st.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a directory", p.flag, p.path, filepath.Dir(p.path))
+		}
+	}
+	if f.pprof != "" {
+		ln, err := profiling.Listen(f.pprof, f.pprofAny)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		ln.Close()
+	}
+	return nil
+}
+
+// checkMountpoint refuses a mount point that is missing, not a directory,
+// already a FUSE mount (a second mount would hide the first), or holds
+// files the mount would hide (unless nonempty).
+func checkMountpoint(mnt string, nonempty bool) error {
+	ms, err := readMounts()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.dir == mnt && (m.fstype == "fuse" || strings.HasPrefix(m.fstype, "fuse.")) {
+			return fmt.Errorf("%s is already a FUSE mount (%s of %s); unmount it first (xlogfs umount %s, or fusermount3 -u)", mnt, m.fstype, m.source, mnt)
+		}
+	}
+	st, err := os.Stat(mnt)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("mount point %s is not a directory", mnt)
+	}
+	if nonempty {
+		return nil
+	}
+	d, err := os.Open(mnt)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(3)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("mount point %s: %w", mnt, unwrapPath(err))
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("mount point %s is not empty (it holds %s); the mount would hide its files: use --nonempty to mount over them", mnt, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// checkStoreDir refuses a store directory that is neither a store nor
+// empty (mount would make an empty one a store); a read-only mount, which
+// makes nothing, wants a store.
+func checkStoreDir(dir string, ro bool) error {
+	if ro && !journal.IsStore(dir) {
+		return fmt.Errorf("%s is not an xlogfs store; a read-only mount (--ro) makes none", dir)
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if empty, err := emptyDir(dir); err != nil {
+		return err
+	} else if !empty && !journal.IsStore(dir) {
+		return fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of an *os.PathError, which the
+// message names already: "no such file or directory".
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // daemonize starts this command again in the foreground as a new session,
@@ -277,7 +446,12 @@ func (r *reporter) done(err error, logPath, syslogPath string) {
 func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	rep := newReporter()
 	logPath := f.log
-	if logPath == "" {
+	switch {
+	case logPath != "":
+	case f.norecovery:
+		// Not even the messages go into the store: syslog has them.
+		logPath = os.DevNull
+	default:
 		logPath = filepath.Join(dir, "xlogfs.log")
 	}
 	defer func() {
@@ -288,6 +462,16 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 			}
 		}
 	}()
+	// The pprof port is taken before the store is made or recovered: one
+	// that another program took meanwhile leaves nothing behind.
+	if f.pprof != "" {
+		srv, err := profiling.Serve(f.pprof, f.pprofAny)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer srv.Close()
+		rep.logf("pprof at %s", srv.URL())
+	}
 	if empty, err := emptyDir(dir); err != nil {
 		return err
 	} else if empty {
@@ -316,6 +500,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	r := jfs.Recovery()
 	switch {
+	case f.norecovery:
+		rep.logf("mounted %s read-only without recovery: %d records replayed in memory only (%d transactions, %d incomplete); the store is not written",
+			dir, r.Records, r.Transactions, r.Dropped)
 	case r.Clean:
 		rep.logf("mounted %s: clean log", dir)
 	default:
@@ -323,29 +510,16 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 			dir, r.Records, r.Transactions, r.Dropped, time.Since(start).Round(time.Millisecond))
 	}
 	publishStats(jfs)
-	if f.pprof != "" {
-		srv, err := profiling.Serve(f.pprof, f.pprofAny)
-		if err != nil {
-			jfs.Close()
-			return fmt.Errorf("--pprof: %w", err)
-		}
-		defer srv.Close()
-		rep.logf("pprof at %s", srv.URL())
-	}
-	// The mount table names the store by its absolute path, by which
-	// check, logprint and umount find the store's mount.
-	fsName, err := filepath.Abs(dir)
-	if err != nil {
-		jfs.Close()
-		return err
-	}
+	// The mount table names the store by its absolute path (runMount made
+	// it so), by which check, logprint and umount find the store's mount.
+	fsName := dir
 	// SIGINT and SIGTERM are caught before the mount appears: one that
 	// arrives as soon as the mount is visible must unmount cleanly, not kill
 	// the daemon by the default action with the checkpoint unwritten.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO, ReadOnly: f.ro})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
@@ -382,10 +556,18 @@ func emptyDir(dir string) (bool, error) {
 
 var statsOnce sync.Once
 
-// publishStats exposes the journal's counters in expvar as "xlogfs".
+// publishStats exposes the journal's counters in expvar as "xlogfs": the
+// .stats file in its JSON form, the names and histogram buckets as
+// "xlogfs stats --json --histogram" shows them.
 func publishStats(jfs *journal.FS) {
 	statsOnce.Do(func() {
-		expvar.Publish("xlogfs", expvar.Func(func() any { return jfs.Stats() }))
+		expvar.Publish("xlogfs", expvar.Func(func() any {
+			f, err := journal.ParseStats(fusefs.StatsText(jfs))
+			if err != nil {
+				return map[string]string{"error": err.Error()}
+			}
+			return f.JSON(true)
+		}))
 	})
 }
 

@@ -38,16 +38,11 @@ type pprofShareResult struct {
 }
 
 func runPprofShare(args []string) error {
-	fs := newFlags("pprof-share", "[--json] PROFILE...", pprofShareAbout)
+	fs := newFlags("pprof-share", "PROFILE...", pprofShareAbout)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	files, err := parse(fs, args, 0, -1)
+	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
-	}
-	if len(files) == 0 {
-		fmt.Fprintln(fs.Output(), "xlogfs: pprof-share needs at least one PROFILE")
-		fs.Usage()
-		return errUsage
 	}
 	share, err := profiling.AnalyzeFiles(files...)
 	if err != nil {

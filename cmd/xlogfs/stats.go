@@ -1,47 +1,280 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/xlogfs/xlogfs/fusefs"
+	"github.com/xlogfs/xlogfs/journal"
 )
 
 func init() {
-	register(command{name: "stats", summary: "print a mounted filesystem's counters (MOUNTPOINT/.stats)", run: runStats})
+	register(command{name: "stats", summary: "print a mounted filesystem's counters, once or every interval (MOUNTPOINT/.stats)", run: runStats})
 }
 
-func runStats(args []string) error {
-	fs := newFlags("stats", "MOUNTPOINT", `
+const statsAbout = `
 Prints the counters of the xlogfs mounted at MOUNTPOINT, read from its
-hidden, read-only .stats file: log forces, records, bytes and crc32c calls
-checksummed, time in checksum, fsyncs per log force, the fsync latency
-histogram, and more, as "name value" lines. The first, "state", is the
-journal's: ok; "degraded: checkpoint failed: ..." while checkpoints fail but
-the log has room; "failed: <reason>" once it takes no more changes (also
-said on stderr).`)
+hidden, read-only .stats file: log forces, records and their header and
+payload bytes, crc32c calls and bytes checksummed, time in checksum, fsyncs
+per log force, the daemon's CPU time, and more, a "name value" line each.
+The first, "state", is the journal's: ok; "degraded: checkpoint failed: ..."
+while checkpoints fail but the log has room; "failed: <reason>" once it
+takes no more changes (also said on stderr).
+
+Histograms (fsync latency, checksum time per record, checksum and wall time
+per log force) are summarised as count, p50, p90, p99 and max, each the
+middle of its log-linear bucket (at most 12.5 % wide); --histogram prints
+their buckets too.
+
+With --interval D it prints a line every D, as iostat does, of what
+happened in that interval: log forces, records and fsyncs per second, MB/s
+logged, fsyncs served per log force (group commit), the checksum's CPU time
+per second and its share of the daemon's CPU time, and the interval's fsync
+p99; --count N stops after N lines (default: until interrupted).
+
+--json prints the same as JSON: one object of every .stats name (numbers as
+numbers) and "histograms"; with --interval, one object per line and
+interval, with the rates, the counters' differences ("delta") and their
+values at the interval's end ("totals"). expvar (mount --pprof) serves the
+same names.`
+
+func runStats(args []string) error {
+	fs := newFlags("stats", "MOUNTPOINT", statsAbout)
+	asJSON := fs.Bool("json", false, "print JSON")
+	histogram := fs.Bool("histogram", false, "print every histogram's buckets, not only its summary")
+	interval := fs.Duration("interval", 0, "print the rates of every interval of this length (e.g. 1s) instead of the totals")
+	fs.alias("i", "interval")
+	count := fs.Int("count", 0, "with --interval: stop after this many intervals (0: until interrupted)")
+	fs.alias("c", "count")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(filepath.Join(pos[0], fusefs.StatsName))
+	switch {
+	case *interval < 0 || *interval > 0 && *interval < 10*time.Millisecond:
+		return fs.usagef("--interval %v: want 10ms or more", *interval)
+	case *count < 0:
+		return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
+	case *count > 0 && *interval == 0:
+		return fs.usagef("--count needs --interval")
+	}
+	mnt := pos[0]
+	first, err := readMountStats(mnt)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return fmt.Errorf("%s is not an xlogfs mount (no %s)", pos[0], fusefs.StatsName)
-		}
 		return err
 	}
-	if _, err := os.Stdout.Write(b); err != nil {
-		return err
+	if *interval > 0 {
+		return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
+	}
+	if *asJSON {
+		out := first.file.JSON(*histogram)
+		out["mountpoint"] = first.mnt
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		printStats(os.Stdout, first.file, *histogram)
 	}
 	// The journal's state leads the counters; one that is not "ok" is
 	// also said on stderr, where a script's reader will see it.
-	for _, line := range strings.Split(string(b), "\n") {
-		if state, ok := strings.CutPrefix(line, "state "); ok && state != "ok" {
-			fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", pos[0], state)
+	if state, ok := first.file.Value("state"); ok && state != "ok" {
+		fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", mnt, state)
+	}
+	return nil
+}
+
+// mountStats is one reading of a mount's .stats.
+type mountStats struct {
+	mnt  string // absolute
+	at   time.Time
+	file *journal.StatsFile
+}
+
+func readMountStats(mnt string) (mountStats, error) {
+	abs, err := filepath.Abs(mnt)
+	if err != nil {
+		return mountStats{}, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return mountStats{}, fmt.Errorf("%s: %w", mnt, unwrapPath(err))
+	}
+	b, err := os.ReadFile(filepath.Join(abs, fusefs.StatsName))
+	at := time.Now()
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return mountStats{}, fmt.Errorf("%s is not an xlogfs mount (it has no %s)", mnt, fusefs.StatsName)
 		}
+		return mountStats{}, fmt.Errorf("%s: %w", mnt, unwrapPath(err))
+	}
+	f, err := journal.ParseStats(b)
+	if err != nil {
+		return mountStats{}, fmt.Errorf("%s: %w", filepath.Join(mnt, fusefs.StatsName), err)
+	}
+	return mountStats{mnt: abs, at: at, file: f}, nil
+}
+
+// histUnits are the units of the histograms' values.
+var histUnits = map[string]string{journal.HistFsync: "µs", journal.HistCksumRecord: "ns", journal.HistForceCksum: "ns", journal.HistForce: "ns"}
+
+func histUnit(name string) string {
+	if u, ok := histUnits[name]; ok {
+		return u
+	}
+	switch {
+	case strings.Contains(name, "_us_"):
+		return "µs"
+	case strings.Contains(name, "_ns_"):
+		return "ns"
+	}
+	return ""
+}
+
+// printStats prints the counters as .stats has them, "name value" lines
+// (so "xlogfs stats MNT | grep" finds what .stats holds), then each
+// histogram's summary (and buckets).
+func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
+	for _, l := range f.Lines {
+		fmt.Fprintf(w, "%s %s\n", l.Name, l.Value)
+	}
+	// A record's bytes are header blocks (one per 32 KiB of iclog, however
+	// little the record holds), payload, and padding to a block.
+	if recs, _ := f.Number("log_records"); recs > 0 {
+		total, _ := f.Number("log_bytes")
+		hdr, _ := f.Number("log_header_bytes")
+		payload, _ := f.Number("log_payload_bytes")
+		fmt.Fprintf(w, "\nper log record: %.0f bytes = %.0f header + %.0f payload + %.0f padding (means over %.0f records)\n",
+			total/recs, hdr/recs, payload/recs, (total-hdr-payload)/recs, recs)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "histogram\tcount\tp50\tp90\tp99\tmax\tunit\t")
+	names := slices.Clone(journal.HistNames)
+	for _, h := range f.Hists {
+		if !slices.Contains(names, h.Name) {
+			names = append(names, h.Name)
+		}
+	}
+	for _, name := range names {
+		h := f.Hist(name)
+		s := h.Summary(false)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", h.Name, s.Count, s.P50, s.P90, s.P99, s.Max, histUnit(h.Name))
+	}
+	tw.Flush()
+	if !buckets {
+		return
+	}
+	for _, h := range f.Hists {
+		fmt.Fprintf(w, "\n%s (%s)\n", h.Name, histUnit(h.Name))
+		var most uint64
+		for _, b := range h.Buckets {
+			most = max(most, b.Count)
+		}
+		tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
+		for _, b := range h.Buckets {
+			bar := strings.Repeat("#", int((b.Count*40+most-1)/most))
+			fmt.Fprintf(tw, "[%d,\t%d)\t%d\t %s\n", b.Lo, b.Hi, b.Count, bar)
+		}
+		tw.Flush()
+	}
+}
+
+// intervalRates is what one interval of "xlogfs stats --interval" shows:
+// rates over the interval, the counters' differences and values at its
+// end, by their .stats names.
+type intervalRates struct {
+	Time           time.Time                      `json:"time"`
+	Seconds        float64                        `json:"seconds"`
+	ForcesPerS     float64                        `json:"log_forces_per_s"`
+	RecordsPerS    float64                        `json:"log_records_per_s"`
+	BytesPerS      float64                        `json:"log_bytes_per_s"`
+	FsyncsPerS     float64                        `json:"fsyncs_per_s"`
+	FsyncsPerForce float64                        `json:"fsyncs_per_force"`
+	CksumNsPerS    float64                        `json:"cksum_ns_per_s"`
+	CksumCPUShare  float64                        `json:"cksum_cpu_share"` // of the daemon's CPU time in the interval
+	Delta          map[string]float64             `json:"delta"`
+	Totals         map[string]float64             `json:"totals"`
+	Histograms     map[string]journal.HistSummary `json:"histograms"` // of the interval's values
+}
+
+// intervalCounters are the counters an interval's rates come from.
+var intervalCounters = []string{"log_forces", "log_records", "log_bytes", "log_header_bytes", "log_payload_bytes",
+	"fsyncs", "force_waits", "force_syncs", "transactions", "cksum_ns", "cksum_bytes", "cksum_calls", "process_cpu_ns"}
+
+func rates(prev, cur mountStats) intervalRates {
+	r := intervalRates{Time: cur.at, Seconds: cur.at.Sub(prev.at).Seconds(), Delta: map[string]float64{}, Totals: map[string]float64{},
+		Histograms: map[string]journal.HistSummary{}}
+	p, c := prev.file.Numbers(), cur.file.Numbers()
+	for _, name := range intervalCounters {
+		if v, ok := c[name]; ok {
+			r.Totals[name] = v
+			r.Delta[name] = v - p[name]
+		}
+	}
+	per := func(name string) float64 {
+		if r.Seconds <= 0 {
+			return 0
+		}
+		return r.Delta[name] / r.Seconds
+	}
+	r.ForcesPerS, r.RecordsPerS, r.BytesPerS = per("log_forces"), per("log_records"), per("log_bytes")
+	r.FsyncsPerS, r.CksumNsPerS = per("fsyncs"), per("cksum_ns")
+	if d := r.Delta["force_syncs"]; d > 0 {
+		r.FsyncsPerForce = r.Delta["force_waits"] / d
+	}
+	if d := r.Delta["process_cpu_ns"]; d > 0 {
+		r.CksumCPUShare = r.Delta["cksum_ns"] / d
+	}
+	for _, name := range journal.HistNames {
+		r.Histograms[name] = cur.file.Hist(name).Sub(prev.file.Hist(name)).Summary(false)
+	}
+	return r
+}
+
+// statsIntervals prints a line of rates every interval, count times (0:
+// until SIGINT or SIGTERM).
+func statsIntervals(w io.Writer, mnt string, prev mountStats, interval time.Duration, count int, asJSON bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	enc := json.NewEncoder(w)
+	start := prev.at
+	for n := 1; count == 0 || n <= count; n++ {
+		// Ticks are kept to the first reading's clock, so that lines do
+		// not drift by the time each reading takes.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(start.Add(time.Duration(n) * interval))):
+		}
+		cur, err := readMountStats(mnt)
+		if err != nil {
+			return err
+		}
+		r := rates(prev, cur)
+		prev = cur
+		if asJSON {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+			continue
+		}
+		if (n-1)%20 == 0 {
+			fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %12s %7s %9s\n", "time", "forces/s", "records/s", "MB/s", "fsyncs/s", "fsync/fc", "cksum ns/s", "cksum%", "fsync p99")
+		}
+		fmt.Fprintf(w, "%-8s %9.0f %9.0f %9.2f %9.0f %8.2f %12.0f %7.3f %7.0fµs\n", cur.at.Format("15:04:05"), r.ForcesPerS, r.RecordsPerS,
+			r.BytesPerS/1e6, r.FsyncsPerS, r.FsyncsPerForce, r.CksumNsPerS, 100*r.CksumCPUShare, r.Histograms[journal.HistFsync].P99)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
 )
 
@@ -18,7 +19,7 @@ func init() {
 }
 
 func runUmount(args []string) error {
-	fs := newFlags("umount", "[--timeout 2m] MOUNTPOINT", `
+	fs := newFlags("umount", "MOUNTPOINT", `
 Unmounts the xlogfs mount at MOUNTPOINT (with fusermount3 -u) and waits for
 its daemon to finish: the final checkpoint, the unmount record, and the
 store's lock let go. It returns 0 only then, with the store's log ending in
@@ -27,7 +28,8 @@ the store in use. A mount that stays busy (a process has a file or its
 working directory there) is left mounted, with an error; so is a daemon
 that does not finish within --timeout. If the daemon had died, the mount is
 cleared and umount says that the log has no unmount record (the next mount
-recovers it).`)
+recovers it). A mount with --norecovery leaves the log as it was, with an
+unmount record or without.`)
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the daemon to finish after the unmount")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
@@ -42,6 +44,15 @@ recovers it).`)
 		return err
 	}
 	holders := lockHolders(store)
+	// A mount without recovery leaves the log as it found it, unmount
+	// record or not.
+	noRecovery := false
+	if b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName)); err == nil {
+		if f, err := journal.ParseStats(b); err == nil {
+			mode, _ := f.Value("mount_mode")
+			noRecovery = mode == "ro,norecovery"
+		}
+	}
 	if err := fusermountU(mnt); err != nil {
 		return err
 	}
@@ -55,7 +66,7 @@ recovers it).`)
 	if rep.Mounted {
 		return fmt.Errorf("%s is unmounted, but %s is in use again (mounted anew?)", mnt, store)
 	}
-	if !rep.Clean {
+	if !rep.Clean && !noRecovery {
 		return fmt.Errorf("%s is unmounted, but the log of %s does not end with an unmount record: the daemon stopped without finishing "+
 			"(its messages are in %s); the next mount recovers the log", mnt, store, filepath.Join(store, "xlogfs.log"))
 	}

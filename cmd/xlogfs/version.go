@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -12,24 +15,72 @@ import (
 const Version = "0.1.0"
 
 func init() {
-	register(command{name: "version", summary: "print the version, Go toolchain and chosen crc32c kernel", run: runVersion})
+	register(command{name: "version", summary: "print the version, commit, Go toolchain and chosen crc32c kernel", run: runVersion})
+}
+
+// versionInfo is what "xlogfs version --json" prints.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Revision string `json:"vcs_revision,omitempty"` // the commit built, from the Go build's VCS stamp
+	Time     string `json:"vcs_time,omitempty"`     // its commit time
+	Modified bool   `json:"vcs_modified"`           // built from a tree with uncommitted changes
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Crc32c   string `json:"crc32c"` // the kernel this CPU uses
+	Kernel   string `json:"crc32c_description"`
 }
 
 func runVersion(args []string) error {
-	fs := newFlags("version", "", "Print the xlogfs version, the Go toolchain, and the crc32c implementation this CPU uses.")
+	fs := newFlags("version", "", `
+Prints the xlogfs version, the commit it was built from and whether the
+tree had uncommitted changes (the Go build's VCS stamp, which "go build" in
+a git checkout records unless -buildvcs=false), the Go toolchain, and the
+crc32c implementation this CPU uses.`)
+	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				rev = " (" + s.Value[:12] + ")"
-			}
+	bi, _ := debug.ReadBuildInfo()
+	v := buildVersion(bi)
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	printVersion(os.Stdout, v)
+	return nil
+}
+
+// buildVersion reads the VCS stamp from the build information (nil: none).
+func buildVersion(bi *debug.BuildInfo) versionInfo {
+	v := versionInfo{Version: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		Crc32c: cksum.Best().Name, Kernel: cksum.Best().Desc}
+	if bi == nil {
+		return v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
 		}
 	}
-	fmt.Printf("xlogfs %s%s\n", Version, rev)
-	fmt.Printf("go %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Printf("crc32c %s: %s\n", cksum.Best().Name, cksum.Best().Desc)
-	return nil
+	return v
+}
+
+func printVersion(w io.Writer, v versionInfo) {
+	switch {
+	case v.Revision == "":
+		fmt.Fprintf(w, "xlogfs %s (commit unknown: built without VCS information)\n", v.Version)
+	case v.Modified:
+		fmt.Fprintf(w, "xlogfs %s (commit %.12s of %s, with uncommitted changes)\n", v.Version, v.Revision, v.Time)
+	default:
+		fmt.Fprintf(w, "xlogfs %s (commit %.12s of %s)\n", v.Version, v.Revision, v.Time)
+	}
+	fmt.Fprintf(w, "%s %s/%s\n", v.Go, v.OS, v.Arch)
+	fmt.Fprintf(w, "crc32c %s: %s\n", v.Crc32c, v.Kernel)
 }

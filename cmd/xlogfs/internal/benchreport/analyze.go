@@ -249,7 +249,7 @@ func (res *Results) attribute(metric, factor, at, from, to string) {
 
 func (res *Results) row(t Target) Row {
 	row := Row{Target: t.Name, Values: map[string]benchstat.Interval{}}
-	var calls, recBytes, perForce, offCPU []float64
+	var calls, recBytes, perForce, offCPU, hdrBytes, payBytes []float64
 	var cpuSeconds, profCPU, profCk float64
 	for _, r := range res.Runs {
 		if r.Target != t.Name {
@@ -261,6 +261,10 @@ func (res *Results) row(t Target) Row {
 			recBytes = append(recBytes, st["cksum_bytes"]/st["cksum_records"])
 			perForce = append(perForce, st["fsyncs_per_force"])
 			offCPU = append(offCPU, st["cksum_off_cpu_records"]/st["cksum_records"])
+		}
+		if st := r.Stats; st != nil && st["log_records"] > 0 && st["log_header_bytes"] > 0 {
+			hdrBytes = append(hdrBytes, st["log_header_bytes"]/st["log_records"])
+			payBytes = append(payBytes, st["log_payload_bytes"]/st["log_records"])
 		}
 		row.ProfileSamples += r.ProfileSamples
 		row.ProfileCksumSamples += r.ProfileCksumSamples
@@ -274,6 +278,7 @@ func (res *Results) row(t Target) Row {
 		}
 	}
 	row.CallsPerRecord, row.MeanRecordBytes = plainMedian(calls), plainMedian(recBytes)
+	row.RecordHeaderBytes, row.RecordPayloadBytes = plainMedian(hdrBytes), plainMedian(payBytes)
 	row.FsyncsPerForce, row.OffCPURecords = plainMedian(perForce), plainMedian(offCPU)
 	if profCPU > 0 {
 		row.ProfileShare = profCk / profCPU

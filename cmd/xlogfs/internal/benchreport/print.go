@@ -51,7 +51,7 @@ func PrintHeader(w io.Writer, res *Results) {
 func PrintTable(w io.Writer, res *Results) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	tput, _ := res.MetricByName("throughput")
-	head := []string{"target", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "profile % (samples)"}
+	head := []string{"target", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB hdr+payload", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "profile % (samples)"}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range res.Rows {
 		v := func(m, format string) string {
@@ -84,7 +84,7 @@ func PrintTable(w io.Writer, res *Results) {
 		} else if r.Target == res.Config.Reference {
 			vsRef = "1 (reference)"
 		}
-		row = append(row, fmt.Sprintf("%.1f", r.CallsPerRecord), fmt.Sprintf("%.1f", r.MeanRecordBytes/1024),
+		row = append(row, fmt.Sprintf("%.1f", r.CallsPerRecord), recordKiB(r),
 			v("cksum_rec_p50_ns", "%.0f")+" / "+v("cksum_rec_p99_ns", "%.0f"), v("cksum_ns_per_kib", "%.1f"),
 			v("cksum_force_ns", "%.0f"), v("force_cksum_share", "%.2f"), shareText, vsRef,
 			fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)))
@@ -392,4 +392,13 @@ func match(res *Results, t Target) (Target, bool) {
 		}
 	}
 	return Target{}, false
+}
+
+// recordKiB is a record's size in KiB as header blocks + payload, or the
+// checksummed bytes per record for a run from before .stats split them.
+func recordKiB(r Row) string {
+	if r.RecordHeaderBytes > 0 {
+		return fmt.Sprintf("%.1f+%.1f", r.RecordHeaderBytes/1024, r.RecordPayloadBytes/1024)
+	}
+	return fmt.Sprintf("%.1f", r.MeanRecordBytes/1024)
 }

@@ -46,7 +46,8 @@ func synthetic(rounds int, fast string) *Results {
 					"throughput": 200 * drift * wobble[(r+i)%len(wobble)],
 					"fsync_p99":  1000 * drift * wobble[(r+2*i)%len(wobble)],
 				},
-				Stats: map[string]float64{"cksum_records": 100, "cksum_calls": 100, "cksum_bytes": 100 << 15},
+				Stats: map[string]float64{"cksum_records": 100, "cksum_calls": 100, "cksum_bytes": 100 << 15,
+					"log_records": 100, "log_header_bytes": 100 * 4096, "log_payload_bytes": 100 * 512},
 			})
 		}
 	}
@@ -335,7 +336,7 @@ func TestPrint(t *testing.T) {
 	var out bytes.Buffer
 	Print(&out, synthetic(10, "avx512"))
 	s := out.String()
-	for _, want := range []string{"seed 42", "sector/generic", "1 (reference)", "1.50 [1.50, 1.50]*", "attribution:", "batching at avx512: sector → batched", "kernel at sector: generic → avx512", "verdict:"} {
+	for _, want := range []string{"seed 42", "sector/generic", "1 (reference)", "1.50 [1.50, 1.50]*", "attribution:", "batching at avx512: sector → batched", "kernel at sector: generic → avx512", "verdict:", "rec KiB hdr+payload", " 4.0+0.5 "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}

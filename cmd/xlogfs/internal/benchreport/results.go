@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
+	"github.com/xlogfs/xlogfs/journal"
 )
 
 // Config is how a bench was run.
@@ -70,9 +71,12 @@ type Run struct {
 	Bytes       int64              `json:"bytes"`
 	Ops         int64              `json:"ops"`
 	FsyncSource string             `json:"fsync_latency_source,omitempty"` // client or filesystem
-	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats after the workload
-	DaemonCPU   float64            `json:"daemon_cpu_seconds,omitempty"`
-	Profile     string             `json:"profile,omitempty"`
+	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats after the workload: its numbers
+	// The .stats histograms after the workload, by name: the non-empty
+	// buckets in increasing order.
+	Histograms map[string][]journal.Bucket `json:"histograms,omitempty"`
+	DaemonCPU  float64                     `json:"daemon_cpu_seconds,omitempty"`
+	Profile    string                      `json:"profile,omitempty"`
 	// CPU samples in the profile, and those with checksum code on the stack.
 	ProfileSamples      int64              `json:"profile_samples,omitempty"`
 	ProfileCksumSamples int64              `json:"profile_cksum_samples,omitempty"`
@@ -108,8 +112,13 @@ type Row struct {
 	Values          map[string]benchstat.Interval `json:"values"`
 	CallsPerRecord  float64                       `json:"crc_calls_per_record,omitempty"`
 	MeanRecordBytes float64                       `json:"mean_record_bytes,omitempty"`
-	FsyncsPerForce  float64                       `json:"fsyncs_per_force,omitempty"`
-	OffCPURecords   float64                       `json:"off_cpu_records,omitempty"` // median share of records timed off the CPU
+	// A record's header blocks and payload (op headers and regions), each
+	// a median over the rounds of bytes per record: header blocks are one
+	// per 32 KiB of the iclog size, whatever the record holds.
+	RecordHeaderBytes  float64 `json:"record_header_bytes,omitempty"`
+	RecordPayloadBytes float64 `json:"record_payload_bytes,omitempty"`
+	FsyncsPerForce     float64 `json:"fsyncs_per_force,omitempty"`
+	OffCPURecords      float64 `json:"off_cpu_records,omitempty"` // median share of records timed off the CPU
 	// The rounds' profiles together: samples, checksum samples, and the
 	// checksum's share of the samples' CPU time.
 	ProfileSamples      int64   `json:"profile_samples,omitempty"`

@@ -1,0 +1,177 @@
+package journal
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// Read-only mounts (Options.ReadOnly), as XFS's -o ro and -o ro,norecovery.
+//
+// ReadOnly recovers the log as any mount does (replaying what it holds
+// into the data files and writing a fresh checkpoint), then takes no
+// change: every operation that would change the filesystem gets EROFS,
+// before it touches a data file or the log. No checkpoints are taken and
+// the log is never forced while mounted; unmounting writes the unmount
+// record alone, as XFS does on a read-only mount, so that the next mount
+// finds a clean log.
+//
+// NoRecovery (with ReadOnly) writes nothing to the store at all: the log
+// is replayed into the in-memory metadata only, and the bytes of data-
+// journal writes, truncations and hole punches it holds are kept in
+// memory and laid over the data files' bytes on reads (replayOverlay), so
+// files read as a recovered mount would show them. The store is opened
+// through a StoreFS that refuses every write with EROFS, and the log
+// device opened read-only: nothing can change the store by mistake, and a
+// store on a read-only filesystem (a snapshot) can be mounted. Unmounting
+// writes nothing either; the log stays as it was, dirty or clean.
+
+// readOnlyStore is a StoreFS that refuses every change with EROFS.
+type readOnlyStore struct{ StoreFS }
+
+func erofs(op, name string) error { return &os.PathError{Op: op, Path: name, Err: syscall.EROFS} }
+
+func (s readOnlyStore) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+		return nil, erofs("open", name)
+	}
+	f, err := s.StoreFS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return readOnlyFile{f}, nil
+}
+
+func (readOnlyStore) Mkdir(name string, _ os.FileMode) error { return erofs("mkdir", name) }
+func (readOnlyStore) Remove(name string) error               { return erofs("remove", name) }
+func (readOnlyStore) Rename(o, _ string) error               { return erofs("rename", o) }
+func (readOnlyStore) SyncDir(name string) error              { return erofs("fsync", name) }
+
+// readOnlyFile is a file of a readOnlyStore: opened for reading only.
+type readOnlyFile struct{ StoreFile }
+
+func (readOnlyFile) WriteAt([]byte, int64) (int, error) { return 0, syscall.EROFS }
+func (readOnlyFile) Truncate(int64) error               { return syscall.EROFS }
+func (readOnlyFile) Allocate(uint32, int64, int64) error {
+	return syscall.EROFS
+}
+func (readOnlyFile) Sync() error     { return syscall.EROFS }
+func (readOnlyFile) Datasync() error { return syscall.EROFS }
+
+// readOnlyDevice is the log file opened for reading only.
+type readOnlyDevice struct {
+	f    StoreFile
+	size int64
+}
+
+func openReadOnlyDevice(st StoreFS, path string) (Device, error) {
+	f, err := st.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &readOnlyDevice{f: f, size: size}, nil
+}
+
+func (d *readOnlyDevice) ReadAt(p []byte, off int64) (int, error) { return d.f.ReadAt(p, off) }
+func (d *readOnlyDevice) WriteAt([]byte, int64) (int, error)      { return 0, syscall.EROFS }
+func (d *readOnlyDevice) Sync() error                             { return syscall.EROFS }
+func (d *readOnlyDevice) Size() int64                             { return d.size }
+func (d *readOnlyDevice) Close() error                            { return d.f.Close() }
+
+// errNoRecoveryNeedsReadOnly refuses NoRecovery alone: a mount that
+// skipped recovery and then wrote would write over records it never
+// replayed.
+var errNoRecoveryNeedsReadOnly = errors.New("norecovery needs a read-only mount")
+
+// changeRefused is the error an operation about to change the filesystem
+// gets before it touches anything: EROFS on a read-only mount, the failure
+// of a journal that stopped.
+func (fs *FS) changeRefused() error {
+	if fs.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	return fs.x.failure()
+}
+
+// dataOpenFlag is how data files are opened: for reading only on a
+// read-only mount.
+func (fs *FS) dataOpenFlag() int {
+	if fs.opts.ReadOnly {
+		return os.O_RDONLY
+	}
+	return os.O_RDWR
+}
+
+// MountMode says how the store is mounted, as .stats shows it: "rw",
+// "ro", or "ro,norecovery".
+func (fs *FS) MountMode() string {
+	switch {
+	case fs.opts.NoRecovery:
+		return "ro,norecovery"
+	case fs.opts.ReadOnly:
+		return "ro"
+	}
+	return "rw"
+}
+
+// replayOverlay holds, for a NoRecovery mount, what replay would have done to
+// the data files: per inode, the ops that change a data file's bytes, in
+// log order. A read lays them over the data file's bytes.
+type replayOverlay map[Ino][]*Op
+
+// add keeps op if it changes a data file's bytes; it is replayOp's
+// choice of ops, made in memory.
+func (o replayOverlay) add(op *Op, journal JournalMode) bool {
+	switch {
+	case op.Type == OpWrite && op.Data != nil,
+		op.Type == OpSetattr && op.Mask&SetSize != 0 && journal == JournalData,
+		op.Type == OpFallocate && journal == JournalData:
+		o[op.Ino] = append(o[op.Ino], op)
+		return true
+	}
+	return false
+}
+
+// apply lays ino's ops over p, which holds the data file's bytes at off
+// (zeros past its end).
+func (o replayOverlay) apply(ino Ino, p []byte, off int64) {
+	end := off + int64(len(p))
+	zero := func(from, to int64) {
+		from, to = max(from, off), min(to, end)
+		if from < to {
+			clear(p[from-off : to-off])
+		}
+	}
+	for _, op := range o[ino] {
+		switch op.Type {
+		case OpWrite:
+			from, to := max(op.Off, off), min(op.Off+int64(len(op.Data)), end)
+			if from < to {
+				copy(p[from-off:to-off], op.Data[from-op.Off:to-op.Off])
+			}
+		case OpSetattr:
+			zero(op.Size, end) // a cut: what lay past it reads as zeros if the file grows again
+		case OpFallocate:
+			if op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {
+				zero(op.Off, op.Off+op.Len)
+			}
+		}
+	}
+}
+
+// readOnlyOptions checks the read-only options and, for NoRecovery,
+// puts the store behind a StoreFS that refuses every change.
+func readOnlyOptions(opts *Options) error {
+	if opts.NoRecovery && !opts.ReadOnly {
+		return errNoRecoveryNeedsReadOnly
+	}
+	if opts.NoRecovery {
+		opts.Store = readOnlyStore{opts.Store}
+	}
+	return nil
+}
