@@ -105,7 +105,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "stale-blocks-kept",
 		Bug:    "a mount after a crash does not clear the blocks past the head before writing",
-		Edits:  []Edit{{"journal/fs.go", "\tif !scan.clean {\n", "\tif false {\n"}},
+		Edits:  []Edit{{"journal/fs.go", "\tif !scan.clean && !opts.NoRecovery {\n", "\tif false && !opts.NoRecovery {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCutThenTearAgain"}}},
 	},
 
