@@ -94,6 +94,7 @@ type cnode struct {
 	pending []dataChange // made since the last sync, in order
 	minSize int64        // smallest size since the last sync
 	lock    int          // flock: >0 shared holders, -1 exclusive
+	mtime   int64        // last change of data or size (ns), as fstat shows it; not kept by a crash
 }
 
 // nameChange is one entry change: name now names node (nil: removed);
@@ -256,6 +257,7 @@ func (c *CrashFS) truncate(n *cnode, size int64) {
 		ch.zeroTo = int64(len(n.data))
 	}
 	c.resize(n, size)
+	n.touch()
 	n.pending = append(n.pending, ch)
 }
 
@@ -500,6 +502,7 @@ func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
 		f.fs.resize(f.n, end)
 	}
 	copy(f.n.data[off:], p)
+	f.n.touch()
 	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.data))})
 	f.fs.changed("write", f.name)
 	return len(p), nil
@@ -548,6 +551,7 @@ func (f *crashFile) Allocate(mode uint32, off, n int64) error {
 		clear(f.n.data[off:min(end, size)])
 		ch.data = make([]byte, min(end, size)-off)
 	}
+	f.n.touch()
 	f.n.pending = append(f.n.pending, ch)
 	f.fs.changed("fallocate", f.name)
 	return nil
@@ -590,6 +594,24 @@ func (f *crashFile) writebackFailed() {
 	defer f.fs.mu.Unlock()
 	f.n.pending = nil
 	f.n.minSize = int64(len(f.n.data))
+}
+
+func (f *crashFile) Stat() (FileStat, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return FileStat{}, pathErr("fstat", f.name, syscall.EBADF)
+	}
+	return FileStat{Size: int64(len(f.n.data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
+}
+
+// touch stamps a change of n's data or size, as the kernel stamps mtime
+// and ctime: from its coarse clock, one tick (4 ms at HZ=250) at a time,
+// so that changes within a tick leave the times as they were, as on most
+// Linux filesystems.
+func (n *cnode) touch() {
+	now := time.Now().UnixNano()
+	n.mtime = now - now%int64(4*time.Millisecond)
 }
 
 func (f *crashFile) Size() (int64, error) {

@@ -109,6 +109,9 @@ type FS struct {
 
 	statesMu sync.Mutex
 	states   map[Ino]*inodeState
+	ptStale  map[Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
+	ptLive   atomic.Int32        // len(ptStale), read without the lock
+	learned  atomic.Uint64       // setattrs committed for what the kernel did to data files
 
 	dirtyMu sync.Mutex
 	dirty   map[Ino]bool // data files written since the last checkpoint
@@ -150,6 +153,13 @@ type inodeState struct {
 	cutOwed   bool       // a shrink is durable but cutting the data file failed: cut before it grows again
 	lsn       logbuf.LSN // newest transaction touching the inode
 	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
+
+	// Passthrough (passthrough.go): opens through which the kernel writes
+	// the data file itself, whether it may have changed it since the
+	// journal last learned it, and its mtime then.
+	ptWriters atomic.Int32
+	ptStale   bool
+	ptMtime   int64
 }
 
 type freedInode struct {
@@ -258,7 +268,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	}
 	fs := &FS{
 		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
-		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
+		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, ptStale: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
@@ -339,7 +349,10 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, err
 	}
 	go fs.checkpointer()
-	fs.forcer = startLogForcer(opts.LogForceInterval, fs.x.forceAll, opts.Logf)
+	fs.forcer = startLogForcer(opts.LogForceInterval, func() error {
+		fs.learnAll()
+		return fs.x.forceAll()
+	}, opts.Logf)
 	return fs, nil
 }
 
@@ -475,6 +488,9 @@ func (fs *FS) Options() Options { return fs.opts }
 // Close checkpoints, writes the unmount record and stops the log: the next
 // mount finds a clean log and replays nothing.
 func (fs *FS) Close() error {
+	// What the kernel wrote to data files still open (a lazy unmount)
+	// goes into the log with the rest.
+	fs.learnAll()
 	// No transaction from here on. The lock comes before the checkpointer
 	// stops: a transaction waiting for log space holds it, and only a
 	// checkpoint can let it finish.
@@ -816,6 +832,7 @@ func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 // writebackError, which stops the journal before a checkpoint can move the
 // tail past the only copy of those bytes.
 func (fs *FS) syncDataFiles() error {
+	fs.markPassthroughDirty()
 	fs.dirtyMu.Lock()
 	dirty := fs.dirty
 	fs.dirty = map[Ino]bool{}

@@ -38,6 +38,14 @@ type DirEntry struct {
 
 // GetAttr returns an inode's attributes.
 func (fs *FS) GetAttr(ino Ino) (Attr, error) {
+	// A journal that cannot commit what it learned still answers, from
+	// the model.
+	fs.learnIfStale(ino)
+	return fs.attr(ino)
+}
+
+// attr returns an inode's attributes as the model has them.
+func (fs *FS) attr(ino Ino) (Attr, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -50,12 +58,22 @@ func (fs *FS) GetAttr(ino Ino) (Attr, error) {
 // Lookup finds name in directory parent.
 func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
 	fs.mu.RLock()
-	defer fs.mu.RUnlock()
 	in, err := fs.model.Lookup(parent, name)
-	if err != nil {
-		return Attr{}, err
+	var a Attr
+	if err == nil {
+		a = attrOf(in)
 	}
-	return attrOf(in), nil
+	fs.mu.RUnlock()
+	if err != nil || fs.ptLive.Load() == 0 || a.Mode&ModeType != ModeReg {
+		return a, err
+	}
+	// The kernel takes the size in the answer for the file's: it must
+	// include what the kernel wrote to the data file itself.
+	fs.learnIfStale(a.Ino)
+	if a2, err := fs.attr(a.Ino); err == nil {
+		a = a2
+	}
+	return a, nil
 }
 
 // Create makes a new inode named name in parent: a regular file,
@@ -73,6 +91,7 @@ func (fs *FS) Create(parent Ino, name string, mode, uid, gid, rdev uint32, targe
 
 // Link adds the name parent/name for ino.
 func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
+	fs.learnIfStale(ino)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	op := Op{Type: OpLink, Ino: ino, Parent: parent, Name: name, Ctime: nowNanos()}
@@ -529,10 +548,16 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
 		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
 	if in.Mask&SetSize == 0 {
+		// Learned first: a later learn must not take the kernel's
+		// earlier write for newer than this change (a utimes after
+		// the write, as tar and cp -p make).
+		if err := fs.learnIfStale(ino); err != nil {
+			return Attr{}, errno(err)
+		}
 		if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 			return Attr{}, errno(err)
 		}
-		return fs.GetAttr(ino)
+		return fs.attr(ino)
 	}
 	if _, err := fs.regular(ino); err != nil {
 		return Attr{}, err
@@ -547,10 +572,14 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
+	if err := fs.learn(ino, st); err != nil {
+		return Attr{}, errno(err)
+	}
 	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return Attr{}, errno(err)
 	}
+	defer fs.afterChange(st, f)
 	// Either way the data file's new size is owed to the next fsync or
 	// fdatasync, like written bytes: a file cut and grown again must read
 	// back zeros, not what a lost cut of its data file left.
@@ -584,7 +613,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		if err != nil {
 			return Attr{}, errno(err)
 		}
-		return fs.GetAttr(ino)
+		return fs.attr(ino)
 	}
 	if err := f.Truncate(in.Size); err != nil {
 		return Attr{}, errno(err)
@@ -594,7 +623,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 		return Attr{}, errno(err)
 	}
-	return fs.GetAttr(ino)
+	return fs.attr(ino)
 }
 
 // Fallocate preallocates, punches a hole or zeroes a range (fallocate(2)
@@ -616,6 +645,9 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
+	if err := fs.learn(ino, st); err != nil {
+		return errno(err)
+	}
 	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return errno(err)
@@ -623,6 +655,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
 	}
+	fs.afterChange(st, f)
 	fs.markDirty(ino)
 	st.dataDirty = true
 	op := Op{Type: OpFallocate, Ino: ino, Mode: mode, Off: off, Len: length, Ctime: fileTime()}
@@ -644,6 +677,13 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 		return syscall.ENOENT
 	}
 	st := fs.state(ino)
+	if in.IsRegular() {
+		// What the kernel wrote to the data file itself is logged
+		// first, so the force below covers its size.
+		if err := fs.learnIfStale(ino); err != nil {
+			return errno(err)
+		}
+	}
 	fs.mu.RLock()
 	lsn := st.lsn
 	if datasync {
@@ -680,8 +720,14 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 func (st *inodeState) dataState() (dirty bool, lost error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.dataDirty, st.dataErr
+	return st.unsynced(), st.dataErr
 }
+
+// unsynced reports whether the data file may hold writes not yet synced:
+// the journal's own, or the kernel's through an open that writes the data
+// file directly (which the journal cannot see, so it syncs at every fsync
+// while one is open). The caller holds st.mu.
+func (st *inodeState) unsynced() bool { return st.dataDirty || st.ptWriters.Load() > 0 }
 
 // syncData makes a data file's written bytes, and its name in the data
 // directory if it is new, durable. A failed sync is remembered: the
@@ -694,7 +740,7 @@ func (fs *FS) syncData(ino Ino, st *inodeState) error {
 	if st.dataErr != nil {
 		return st.dataErr
 	}
-	if !st.dataDirty {
+	if !st.unsynced() {
 		return nil
 	}
 	var err error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -138,6 +139,17 @@ func (v ackView) allowed(off int64, b byte, k uint32) bool {
 	return false
 }
 
+// shrunk reports whether a shrink of the file made after the
+// acknowledgment is among the transactions up to k.
+func (v ackView) shrunk(k uint32) bool {
+	for _, c := range v.ack.since[:v.n] {
+		if c.tid != 0 && int32(k-c.tid) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // powerDigest is a model's hash without its orphans (inodes only an open
 // file kept, which a crash frees).
 func powerDigest(m *Model) [32]byte {
@@ -155,6 +167,7 @@ type powerState struct {
 	acks      map[Ino]ackView
 	ckptSeq   uint64 // Seq of the checkpoint file the filesystem saw then
 	during    string // "" between operations, else what was running
+	shrinking Ino    // a truncate of this inode was running: it may be shorter than acknowledged
 	gen       int    // mounts since mkfs: after 0, the store was recovered from a crash
 	history   map[Ino][]string
 }
@@ -191,10 +204,13 @@ type powerWorld struct {
 	files     map[Ino]*fileOracle
 	states    []powerState
 	during    string
+	shrinking Ino // the inode a running truncate changes
 	hookRate  float64
 	lastTID   atomic.Uint32
 	acked     uint32
-	opened    []Ino          // open handles (some never released: orphans at the crash)
+	opened    []Ino // open handles (some never released: orphans at the crash)
+	pt        bool  // opens are passthrough opens: the test writes their data files as the kernel would
+	ptFile    map[Ino]StoreFile
 	tidOf     map[Ino]uint32 // newest transaction touching an inode (what fsync forces)
 	dataTid   map[Ino]uint32 // newest one fdatasync of it must force
 	sizeOf    map[Ino]int64
@@ -230,7 +246,7 @@ func (w *powerWorld) hook(c *CrashFS, op, name string) {
 
 // stateLocked describes the moment; the caller holds w.mu.
 func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
-	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen}
+	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen, shrinking: w.shrinking}
 	s.history = map[Ino][]string{}
 	for ino, o := range w.files {
 		if o.ack != nil {
@@ -280,6 +296,7 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	w.files = files
 	w.states = nil
 	w.opened = nil
+	w.ptFile = map[Ino]StoreFile{}
 	w.lastTID.Store(base)
 	w.acked = base
 	w.tidOf, w.dataTid, w.sizeOf = map[Ino]uint32{}, map[Ino]uint32{}, map[Ino]int64{}
@@ -360,14 +377,42 @@ func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
 	w.mu.Unlock()
 }
 
+// ptWrite writes p at off to the data file of a file open in passthrough,
+// as the kernel does: the journal sees nothing of it until it learns.
+func (w *powerWorld) ptWrite(ino Ino, p []byte, off int64) {
+	f := w.ptFile[ino]
+	w.mu.Lock()
+	o := w.file(ino)
+	if gap := off - int64(len(o.content)); gap > 0 {
+		o.change(int64(len(o.content)), make([]byte, gap), 0)
+	}
+	o.change(off, p, 0)
+	w.mu.Unlock()
+	if _, err := f.WriteAt(p, off); err != nil {
+		w.t.Fatalf("passthrough write to inode %d: %v", ino, err)
+	}
+	w.mu.Lock()
+	if end := off + int64(len(p)); end > int64(len(o.content)) {
+		o.content = resized(o.content, end)
+	}
+	copy(o.content[off:], p)
+	o.note("passthrough write %d at %d: size %d", len(p), off, len(o.content))
+	w.mu.Unlock()
+}
+
 func (w *powerWorld) truncate(ino Ino, size int64) {
 	w.mu.Lock()
 	o := w.file(ino)
 	if size > int64(len(o.content)) {
 		o.change(int64(len(o.content)), make([]byte, size-int64(len(o.content))), 0)
 	}
+	w.shrinking = ino
 	w.mu.Unlock()
-	if _, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size}); err != nil {
+	_, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size})
+	w.mu.Lock()
+	w.shrinking = 0
+	w.mu.Unlock()
+	if err != nil {
 		return
 	}
 	w.mu.Lock()
@@ -429,6 +474,15 @@ func (w *powerWorld) fsync(ino Ino, datasync bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.pt {
+		// The fsync logged what the kernel did to the file first (a
+		// transaction newer than tid) and forced it too. Nothing else
+		// learns this file meanwhile: only this goroutine writes it.
+		tid = w.tidOf[ino]
+		if datasync {
+			tid = w.dataTid[ino]
+		}
+	}
 	if tid != 0 && int32(tid-w.acked) > 0 {
 		w.acked = tid
 	}
@@ -507,6 +561,10 @@ func (w *powerWorld) step() {
 	case k < 40:
 		w.setDuring("truncate")
 		w.truncate(pick(files), r.Int64N(20000))
+	case k < 60 && w.pt && len(w.ptFile) > 0 && r.IntN(3) > 0:
+		w.setDuring("passthrough write")
+		open := slices.Sorted(maps.Keys(w.ptFile))
+		w.ptWrite(open[r.IntN(len(open))], bytesOf(1+r.IntN(6000)), r.Int64N(40000))
 	case k < 60:
 		w.setDuring("write")
 		w.write(pick(files), bytesOf(1+r.IntN(6000)), r.Int64N(40000), false)
@@ -532,8 +590,21 @@ func (w *powerWorld) step() {
 			ino := w.opened[i]
 			w.opened = slices.Delete(w.opened, i, i+1)
 			w.setDuring("release")
-			fs.Release(ino) // the last release of an unlinked file frees it
-		} else if ino := pick(files); fs.Open(ino) == nil {
+			if w.pt {
+				fs.ReleasePassthrough(ino, true)
+				if !slices.Contains(w.opened, ino) {
+					delete(w.ptFile, ino)
+				}
+			} else {
+				fs.Release(ino) // the last release of an unlinked file frees it
+			}
+		} else if ino := pick(files); w.pt {
+			w.setDuring("passthrough open")
+			if f, err := fs.OpenPassthrough(ino, true); err == nil {
+				w.opened = append(w.opened, ino)
+				w.ptFile[ino] = f
+			}
+		} else if fs.Open(ino) == nil {
 			w.opened = append(w.opened, ino) // open, maybe unlinked later: an orphan at a crash
 		}
 	case k < 76:
@@ -557,7 +628,11 @@ func (w *powerWorld) step() {
 // reads back. It returns the mounted filesystem and its oracle.
 func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[Ino]*fileOracle) {
 	t := w.t
-	where := fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, w.opts.Journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+	journal := w.opts.Journal.String()
+	if w.pt {
+		journal += " (passthrough)"
+	}
+	where := fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
 	if s.during != "" {
 		w.stats.midCall++
 	}
@@ -633,6 +708,10 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 		}
 		o := &fileOracle{content: got, history: []string{fmt.Sprintf("recovered from a crash with %d bytes", len(got))}}
 		if v, ok := s.acks[ino]; ok {
+			if in.Size < int64(len(v.ack.content)) && !v.shrunk(k) && s.shrinking != ino {
+				t.Fatalf("%s: inode %d is %d bytes, shorter than the %d fsync acknowledged, and no shrink since was recovered; its history:\n%s",
+					where, ino, in.Size, len(v.ack.content), strings.Join(s.history[ino], "\n"))
+			}
 			for off, b := range got {
 				if !v.allowed(int64(off), b, k) {
 					t.Fatalf("%s: inode %d (size %d) byte %d is %#02x: neither what fsync acknowledged (%s) nor what a later write put there; its history:\n%s",
@@ -645,7 +724,7 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 			// Carried into the next mount, whose transactions are
 			// numbered anew: a shrink recovered is now just a change,
 			// one not recovered never happened.
-			o.ack = &fileAck{content: v.ack.content}
+			o.ack = &fileAck{content: v.ack.content[:min(int64(len(v.ack.content)), in.Size)]}
 			for _, c := range v.ack.since[:v.n] {
 				if c.tid != 0 && int32(k-c.tid) < 0 {
 					continue
@@ -653,11 +732,9 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 				c.tid = 0
 				o.ack.since = append(o.ack.since, c)
 			}
-			// Recovered shorter than acknowledged (a shrink since): its
-			// end is a hole now, zeros when the file grows again.
-			if cut := int64(len(v.ack.content)) - in.Size; cut > 0 {
-				o.ack.since = append(o.ack.since, fileChange{off: in.Size, data: make([]byte, cut)})
-			}
+			// Recovered shorter than acknowledged (a shrink since): the
+			// acknowledgment now ends there, and its end is a hole,
+			// zeros when the file grows again.
 		}
 		files[ino] = o
 	}
@@ -731,6 +808,7 @@ func TestPowerLoss(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 0x90e4))
 	var cs powerStats
 	modeStates := map[JournalMode]int{}
+	ptStates := 0
 	for run := 0; cs.states < want; run++ {
 		runSeed := r.Uint64()
 		rr := rand.New(rand.NewPCG(runSeed, 1))
@@ -749,10 +827,11 @@ func TestPowerLoss(t *testing.T) {
 		}
 		w.opts = Options{
 			Mode:               cksum.Modes()[rr.IntN(3)],
-			Journal:            []JournalMode{JournalMeta, JournalData}[run%2],
+			Journal:            []JournalMode{JournalMeta, JournalData, JournalMeta}[run%3],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
 		}
+		w.pt = run%3 == 2 // meta mode with the files open in passthrough
 		w.mount(cfs.Crash(nil), map[Ino]*fileOracle{})
 		for gen := 0; gen < 4 && cs.states < want; gen++ {
 			for range 20 + rr.IntN(200) {
@@ -776,6 +855,9 @@ func TestPowerLoss(t *testing.T) {
 					continue
 				}
 				modeStates[w.opts.Journal]++
+				if w.pt {
+					ptStates++
+				}
 				fs.Abandon()
 				if next == nil && (i == len(states)-1 || rr.IntN(len(states)) == 0) {
 					// Carry on from this state after another power
@@ -793,16 +875,16 @@ func TestPowerLoss(t *testing.T) {
 			w.fs.Abandon()
 		}
 	}
-	t.Logf("%d crash states (meta %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
+	t.Logf("%d crash states (meta %d, of which passthrough %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
 		"%d with file bytes other than the acknowledged ones (later writes), %d found an older checkpoint than the last written, %d with checkpoint.tmp left; "+
 		"%d mkfs states (%d half-built, remade by --force); %d checkpoints",
-		cs.states, modeStates[JournalMeta], modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
+		cs.states, modeStates[JournalMeta], ptStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
 		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints)
 	if len(powerDamage) > 0 {
 		t.Logf("damage: %d states damaged, %d refused as corrupt", cs.damaged, cs.refused)
 	}
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
-		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0) {
-		t.Errorf("the crash states did not cover every kind: %+v, %v", cs, modeStates)
+		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0) {
+		t.Errorf("the crash states did not cover every kind: %+v, %v, passthrough %d", cs, modeStates, ptStates)
 	}
 }

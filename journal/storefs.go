@@ -72,7 +72,27 @@ type StoreFile interface {
 	// to read it back (its size), are durable.
 	Datasync() error
 	Size() (int64, error)
+	// Stat is fstat(2): the file's size and times as the filesystem
+	// under the store keeps them. The journal reads the times only of
+	// data files someone else writes (see passthrough.go).
+	Stat() (FileStat, error)
 	Close() error
+}
+
+// FileStat is what StoreFile.Stat reports.
+type FileStat struct {
+	Size         int64
+	Mtime, Ctime int64 // ns since the epoch
+}
+
+// FileFd returns f's kernel file descriptor, if it has one: a file of the
+// real filesystem does, and keeps it until Close. Kernel FUSE passthrough
+// needs one; in-memory files (CrashFS) have none.
+func FileFd(f StoreFile) (uintptr, bool) {
+	if d, ok := f.(interface{ Fd() uintptr }); ok {
+		return d.Fd(), true
+	}
+	return 0, false
 }
 
 // OSFS returns the real filesystem.
@@ -169,6 +189,16 @@ func (f osFile) Datasync() error {
 		return &os.PathError{Op: "fdatasync", Path: f.f.Name(), Err: err}
 	}
 	return nil
+}
+
+func (f osFile) Fd() uintptr { return f.f.Fd() }
+
+func (f osFile) Stat() (FileStat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.f.Fd()), &st); err != nil {
+		return FileStat{}, &os.PathError{Op: "fstat", Path: f.f.Name(), Err: err}
+	}
+	return FileStat{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, nil
 }
 
 func (f osFile) Size() (int64, error) {

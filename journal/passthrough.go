@@ -1,0 +1,254 @@
+package journal
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// Passthrough: data files someone else writes. Under kernel FUSE
+// passthrough (package fusefs) the kernel reads and writes a regular
+// file's data file directly while the file is open, and the journal sees
+// none of those writes. In metadata-journal mode that is no loss: the
+// bytes belong in the data file, outside the log, and the log must carry
+// only what they do to the inode — its size and times. XFS itself logs
+// those when the data is written back and at fsync, not at write(2).
+// The journal learns them the same way: whenever it must answer for them
+// or make them durable (an attribute query, a lookup, fsync, a setattr or
+// fallocate, a release, the periodic log force and unmount) it reads the
+// data file's size and mtime (fstat) and, when they moved since it last
+// looked, commits a setattr of size, mtime and ctime, an ordinary
+// metadata-journal record. So the model, every answer from it and every
+// fsync see the file as the kernel left it, and recovery brings back what
+// fsync made durable: the size logged, the bytes synced (the data file is
+// then cut or extended to the logged size, as for any file).
+//
+// A data file handed out stays open until the file's last release, and is
+// set to the file's size at the first open for writing, so that reads and
+// appends by the kernel see exactly the file's bytes. Data-journal mode
+// never hands out data files: every written byte must go through the log.
+
+// OpenPassthrough counts an open of the regular file ino, as Open does,
+// whose data file the caller (the kernel) reads, and writes if write is
+// set, directly. It returns the data file, created if missing, valid
+// until the open's ReleasePassthrough.
+func (fs *FS) OpenPassthrough(ino Ino, write bool) (StoreFile, error) {
+	if fs.opts.Journal != JournalMeta {
+		return nil, syscall.EINVAL // the log must see every byte
+	}
+	if _, err := fs.regular(ino); err != nil {
+		return nil, err
+	}
+	if err := fs.Open(ino); err != nil {
+		return nil, err
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	f, err := fs.passthroughFile(ino, st, write)
+	st.mu.Unlock()
+	if err != nil {
+		fs.Release(ino)
+		return nil, errno(err)
+	}
+	return f, nil
+}
+
+// passthroughFile opens ino's data file for an open through which the
+// kernel writes (write) or only reads. The caller holds st.mu.
+func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, error) {
+	f, err := fs.dataFile(ino, st)
+	if err != nil {
+		return nil, err
+	}
+	if st.ptWriters.Load() == 0 {
+		// Nobody writes the data file behind the journal's back now:
+		// learn what the last writers left, then make the data file
+		// exactly the file's size (it may lack the end of a file
+		// extended by truncate, or still hold what a cut owed left), so
+		// the kernel's reads and appends see the file as it is.
+		if err := fs.learn(ino, st); err != nil {
+			return nil, err
+		}
+		s, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if size := fs.size(ino); s.Size != size {
+			if err := f.Truncate(size); err != nil {
+				return nil, err
+			}
+			st.cutOwed = false
+			st.dataDirty = true
+			fs.markDirty(ino)
+			if s, err = f.Stat(); err != nil {
+				return nil, err
+			}
+		}
+		st.ptMtime = s.Mtime
+	}
+	if write {
+		st.ptWriters.Add(1)
+		fs.setStale(ino, st, true)
+		st.dataDirty = true
+		fs.markDirty(ino)
+	}
+	return f, nil
+}
+
+// OpenProbe opens a file of the store read-only, to try whether the
+// kernel accepts the store's files as passthrough backing files.
+func (fs *FS) OpenProbe() (StoreFile, error) {
+	return fs.st.OpenFile(filepath.Join(fs.dir, superblockName), os.O_RDONLY, 0)
+}
+
+// ReleasePassthrough undoes OpenPassthrough (write as it was given): the
+// journal learns what the kernel did to the file, then counts the release.
+func (fs *FS) ReleasePassthrough(ino Ino, write bool) error {
+	var err error
+	if st := fs.existingState(ino); st != nil {
+		st.mu.Lock()
+		if write {
+			if st.ptWriters.Add(-1) < 0 {
+				st.ptWriters.Store(0)
+			}
+			// What the kernel wrote through the open is unsynced
+			// until the next fsync or checkpoint, whether or not it
+			// moved the size or the mtime (a rewrite within one
+			// clock tick moves neither).
+			st.dataDirty = true
+			fs.markDirty(ino)
+		}
+		err = fs.learn(ino, st)
+		st.mu.Unlock()
+	}
+	if rerr := fs.Release(ino); err == nil {
+		err = rerr
+	}
+	return errno(err)
+}
+
+// setStale marks whether ino's data file may hold changes the journal has
+// not learned. The caller holds st.mu.
+func (fs *FS) setStale(ino Ino, st *inodeState, stale bool) {
+	if st.ptStale == stale {
+		return
+	}
+	st.ptStale = stale
+	fs.statesMu.Lock()
+	if stale {
+		fs.ptStale[ino] = st
+	} else {
+		delete(fs.ptStale, ino)
+	}
+	fs.ptLive.Store(int32(len(fs.ptStale)))
+	fs.statesMu.Unlock()
+}
+
+// learn reads what the kernel did to ino's data file since the journal last
+// looked, and commits it: a setattr of size, mtime and ctime when the size
+// differs from the file's or the mtime moved. Once no open writes the data
+// file any more, there is nothing left to learn until the next one. The
+// caller holds st.mu, which every other change of the data file's size
+// takes too.
+func (fs *FS) learn(ino Ino, st *inodeState) error {
+	if !st.ptStale {
+		return nil
+	}
+	defer st.doneWithFile()
+	f, err := fs.openDataFile(ino, st, false)
+	if err != nil {
+		return err
+	}
+	writers := st.ptWriters.Load() > 0
+	if f == nil { // freed meanwhile: nothing to learn
+		fs.setStale(ino, st, writers)
+		return nil
+	}
+	s, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fs.mu.RLock()
+	in := fs.model.Inodes[ino]
+	var size, ctime int64
+	if in != nil {
+		size, ctime = in.Size, in.Ctime
+	}
+	fs.mu.RUnlock()
+	if in == nil {
+		fs.setStale(ino, st, false)
+		return nil
+	}
+	if s.Size != size || s.Mtime != st.ptMtime {
+		op := Op{Type: OpSetattr, Ino: ino, Mask: SetSize | SetMtime, Size: s.Size, Mtime: s.Mtime, Ctime: max(ctime, s.Ctime)}
+		if _, err := fs.commit(&op); err != nil {
+			return err
+		}
+		st.ptMtime = s.Mtime
+		st.dataDirty = true
+		fs.markDirty(ino)
+		fs.learned.Add(1)
+	}
+	fs.setStale(ino, st, writers)
+	return nil
+}
+
+// learnIfStale is learn for callers that do not hold st.mu: an attribute
+// query, a lookup, a setattr or fsync about to answer from the model.
+func (fs *FS) learnIfStale(ino Ino) error {
+	if fs.ptLive.Load() == 0 {
+		return nil
+	}
+	st := fs.existingState(ino)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return fs.learn(ino, st)
+}
+
+// learnAll learns every data file the kernel may have written: the
+// periodic log force does it first, so that sizes reach the log within
+// its interval as the bytes reach the data files, and so does unmount.
+// A file it cannot learn now is learned at its next occasion.
+func (fs *FS) learnAll() {
+	if fs.ptLive.Load() == 0 {
+		return
+	}
+	fs.statesMu.Lock()
+	inos := slices.Sorted(maps.Keys(fs.ptStale))
+	fs.statesMu.Unlock()
+	for _, ino := range inos {
+		fs.learnIfStale(ino)
+	}
+}
+
+// markPassthroughDirty marks every data file the kernel may be writing as
+// needing the next checkpoint's sync, as written ones are.
+func (fs *FS) markPassthroughDirty() {
+	if fs.ptLive.Load() == 0 {
+		return
+	}
+	fs.statesMu.Lock()
+	inos := slices.Collect(maps.Keys(fs.ptStale))
+	fs.statesMu.Unlock()
+	for _, ino := range inos {
+		fs.markDirty(ino)
+	}
+}
+
+// afterChange is called, with st.mu held, after the journal itself changed
+// ino's data file (a truncate, a fallocate) while the kernel may write it:
+// the data file's new mtime is the journal's own doing, logged with the
+// change, and not the kernel's to learn.
+func (fs *FS) afterChange(st *inodeState, f StoreFile) {
+	if !st.ptStale {
+		return
+	}
+	if s, err := f.Stat(); err == nil {
+		st.ptMtime = s.Mtime
+	}
+}
