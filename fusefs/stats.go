@@ -17,6 +17,7 @@ import (
 type statsNode struct {
 	fs.Inode
 	fsys *journal.FS
+	m    *mount
 }
 
 var (
@@ -30,7 +31,7 @@ var (
 func (s *statsNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno { return 0 }
 
 func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
-	s := &statsNode{fsys: n.fsys}
+	s := &statsNode{fsys: n.fsys, m: n.m}
 	s.fill(&out.Attr)
 	return n.NewInode(ctx, s, fs.StableAttr{Mode: syscall.S_IFREG, Ino: statsIno})
 }
@@ -45,6 +46,10 @@ func (s *statsNode) content() []byte {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		fmt.Fprintf(&b, "process_cpu_ns %d\n", ru.Utime.Nano()+ru.Stime.Nano())
 	}
+	// Whether regular files are open in kernel passthrough, and the
+	// FUSE requests served so far (those reading .stats included).
+	fmt.Fprintf(&b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[s.m.pt.Load()])
+	s.m.reqs.WriteTo(&b)
 	return b.Bytes()
 }
 

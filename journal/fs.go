@@ -157,9 +157,11 @@ type inodeState struct {
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the
 	// journal last learned it, and its mtime then.
-	ptWriters atomic.Int32
-	ptStale   bool
-	ptMtime   int64
+	ptOpens    atomic.Int32 // passthrough opens, of the opens
+	ptWriters  atomic.Int32
+	ptStale    bool
+	ptMtime    int64
+	syncWarned bool // said that a synchronous open joined passthrough ones
 }
 
 type freedInode struct {

@@ -19,8 +19,10 @@ import (
 // or make them durable (an attribute query, a lookup, fsync, a setattr or
 // fallocate, a release, the periodic log force and unmount) it reads the
 // data file's size and mtime (fstat) and, when they moved since it last
-// looked, commits a setattr of size, mtime and ctime, an ordinary
-// metadata-journal record. So the model, every answer from it and every
+// looked, commits a write of the bytes from the file's size to the data
+// file's end at that mtime: the very record a write through the daemon
+// logs in metadata-journal mode, so the log's records are of the same kind
+// and replay treats them alike. So the model, every answer from it and every
 // fsync see the file as the kernel left it, and recovery brings back what
 // fsync made durable: the size logged, the bytes synced (the data file is
 // then cut or extended to the logged size, as for any file).
@@ -34,7 +36,17 @@ import (
 // whose data file the caller (the kernel) reads, and writes if write is
 // set, directly. It returns the data file, created if missing, valid
 // until the open's ReleasePassthrough.
-func (fs *FS) OpenPassthrough(ino Ino, write bool) (StoreFile, error) {
+//
+// The kernel wants all opens of an inode at one time to be of one kind:
+// every one in passthrough, or none. So when ino is open through the
+// daemon already, this open is one of those too; and so it is, when no
+// passthrough open of ino exists, if preferDaemon is set (an open that
+// writes synchronously, O_SYNC or O_DSYNC: the kernel syncs only the data
+// file after a passthrough write, never asking the daemon, so the size an
+// append reaches would not be in the log when write(2) returns). Either
+// way it then counts an ordinary open, which Release undoes, and returns
+// a nil file.
+func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, error) {
 	if fs.opts.Journal != JournalMeta {
 		return nil, syscall.EINVAL // the log must see every byte
 	}
@@ -46,7 +58,20 @@ func (fs *FS) OpenPassthrough(ino Ino, write bool) (StoreFile, error) {
 	}
 	st := fs.state(ino)
 	st.mu.Lock()
+	pt := st.ptOpens.Load()
+	if daemon := st.opens.Load() - 1 - pt; daemon > 0 || pt == 0 && preferDaemon {
+		st.mu.Unlock()
+		return nil, nil
+	}
+	if preferDaemon && !st.syncWarned {
+		st.syncWarned = true
+		fs.opts.Logf("inode %d: a synchronous (O_SYNC/O_DSYNC) open joins the file's passthrough opens, so its writes go to the data file directly; "+
+			"the size its appends reach is logged at the next fsync, close or log force (--log-force-interval), not at each write", ino)
+	}
 	f, err := fs.passthroughFile(ino, st, write)
+	if err == nil {
+		st.ptOpens.Add(1)
+	}
 	st.mu.Unlock()
 	if err != nil {
 		fs.Release(ino)
@@ -109,6 +134,9 @@ func (fs *FS) ReleasePassthrough(ino Ino, write bool) error {
 	var err error
 	if st := fs.existingState(ino); st != nil {
 		st.mu.Lock()
+		if st.ptOpens.Add(-1) < 0 {
+			st.ptOpens.Store(0)
+		}
 		if write {
 			if st.ptWriters.Add(-1) < 0 {
 				st.ptWriters.Store(0)
@@ -147,8 +175,8 @@ func (fs *FS) setStale(ino Ino, st *inodeState, stale bool) {
 }
 
 // learn reads what the kernel did to ino's data file since the journal last
-// looked, and commits it: a setattr of size, mtime and ctime when the size
-// differs from the file's or the mtime moved. Once no open writes the data
+// looked, and commits it (a write record up to the data file's end) when
+// the data file grew past the file or its mtime moved. Once no open writes the data
 // file any more, there is nothing left to learn until the next one. The
 // caller holds st.mu, which every other change of the data file's size
 // takes too.
@@ -181,8 +209,16 @@ func (fs *FS) learn(ino Ino, st *inodeState) error {
 		fs.setStale(ino, st, false)
 		return nil
 	}
-	if s.Size != size || s.Mtime != st.ptMtime {
-		op := Op{Type: OpSetattr, Ino: ino, Mask: SetSize | SetMtime, Size: s.Size, Mtime: s.Mtime, Ctime: max(ctime, s.Ctime)}
+	// The kernel's writes only ever grow the data file (truncates and
+	// fallocates come to the journal, which learns first), so a data file
+	// shorter than the file is none of the kernel's doing: it is not
+	// taken for a shrink.
+	if s.Size > size || s.Mtime != st.ptMtime {
+		// Logged as what it is, bytes written up to the data file's
+		// end: the meta-journal write record, whose replay (in either
+		// journal mode) never touches a data file. The times are the
+		// kernel's, kept from going back before the inode's last change.
+		op := Op{Type: OpWrite, Ino: ino, Off: size, Len: max(0, s.Size-size), Ctime: max(ctime, s.Mtime)}
 		if _, err := fs.commit(&op); err != nil {
 			return err
 		}

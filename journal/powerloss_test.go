@@ -600,7 +600,10 @@ func (w *powerWorld) step() {
 			}
 		} else if ino := pick(files); w.pt {
 			w.setDuring("passthrough open")
-			if f, err := fs.OpenPassthrough(ino, true); err == nil {
+			if f, err := fs.OpenPassthrough(ino, true, false); err == nil {
+				if f == nil {
+					w.t.Fatalf("inode %d, open only in passthrough, was opened through the daemon", ino)
+				}
 				w.opened = append(w.opened, ino)
 				w.ptFile[ino] = f
 			}

@@ -70,6 +70,7 @@ type mountFlags struct {
 	flushLatency             time.Duration
 	profileRate              int
 	syslog                   string
+	passthrough              string
 }
 
 func runMount(args []string) error {
@@ -93,6 +94,7 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
@@ -143,6 +145,13 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 		return o, fmt.Errorf("--flush-latency %v: want 0 (off) to 1s", f.flushLatency)
 	}
 	o.FlushLatency = f.flushLatency
+	pt, err := fusefs.ParsePassthrough(f.passthrough)
+	if err != nil {
+		return o, fmt.Errorf("--passthrough: %v", err)
+	}
+	if pt == fusefs.PassthroughOn && o.Journal != journal.JournalMeta {
+		return o, fmt.Errorf("--passthrough=on needs --journal meta: --journal data logs every written byte, so writes go through the daemon")
+	}
 	if f.profileRate < 1 || f.profileRate > 100000 {
 		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
 	}
@@ -345,7 +354,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO})
+	pt, _ := fusefs.ParsePassthrough(f.passthrough) // checked by journalOptions
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug,
+		DirectIO: f.directIO, Passthrough: pt, Logf: rep.logf})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)
