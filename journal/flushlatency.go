@@ -67,6 +67,7 @@ func (d flushDevice) Sync() error {
 // fdatasync makes a data file's bytes durable, taking the emulated flush
 // latency when there is one.
 func (fs *FS) fdatasync(f StoreFile) error {
+	fs.syncs.data.Add(1)
 	if fs.flush == nil {
 		return f.Datasync()
 	}
@@ -74,4 +75,10 @@ func (fs *FS) fdatasync(f StoreFile) error {
 	err := f.Datasync()
 	fs.flush.wait(start)
 	return err
+}
+
+// syncDataDir makes the data directory's entries durable.
+func (fs *FS) syncDataDir() error {
+	fs.syncs.dir.Add(1)
+	return fs.st.SyncDir(fs.dataDir)
 }

@@ -130,6 +130,7 @@ type FS struct {
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
+	syncs     syncCounts    // calls that make something durable (stats.go)
 	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
@@ -819,6 +820,7 @@ func (fs *FS) checkpoint(final bool) error {
 
 func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 	fs.ckptSeq++
+	fs.syncs.checkpoint.Add(2) // the file's fsync and the directory's
 	return writeCheckpoint(fs.st, fs.dir, &Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
@@ -863,7 +865,7 @@ func (fs *FS) syncDataFiles() error {
 			return err
 		}
 	}
-	if err := fs.st.SyncDir(fs.dataDir); err != nil {
+	if err := fs.syncDataDir(); err != nil {
 		redirty(inos)
 		return err
 	}

@@ -754,7 +754,7 @@ func (fs *FS) syncData(ino Ino, st *inodeState) error {
 		return err
 	}
 	if st.newFile {
-		if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name
+		if err := fs.syncDataDir(); err != nil { // the new data file's name
 			return err
 		}
 		st.newFile = false

@@ -110,6 +110,16 @@ func (c *cksumTimes) forced(total time.Duration) {
 	c.forceCksumN.Add(uint64(c.round))
 }
 
+// syncCounts counts the calls by which the mounted journal makes
+// something durable, each a device cache flush on most filesystems under
+// the store (the log's fdatasyncs are xlogStats.syncs): what an fsync
+// costs the device, beside its latency.
+type syncCounts struct {
+	data       atomic.Uint64 // fdatasyncs of data files (fsync, checkpoints)
+	dir        atomic.Uint64 // fsyncs of the data directory (new data files' names)
+	checkpoint atomic.Uint64 // fsyncs of the checkpoint file and the store directory
+}
+
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
 	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
@@ -152,6 +162,12 @@ type Stats struct {
 	FlushLatency  time.Duration
 	Flushes       uint64
 	FlushOverruns uint64
+	// Calls that make something durable, by what they sync: the log's
+	// are LogForces.
+	DataSyncs, DirSyncs, CheckpointSyncs uint64
+	// Learned: writes the kernel made to data files directly
+	// (passthrough) that the journal learned and logged.
+	Learned uint64
 }
 
 // Stats returns the counters.
@@ -177,7 +193,21 @@ func (fs *FS) Stats() Stats {
 	if fs.flush != nil {
 		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
 	}
+	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = fs.syncs.data.Load(), fs.syncs.dir.Load(), fs.syncs.checkpoint.Load()
+	s.Learned = fs.learned.Load()
 	return s
+}
+
+// Syncs is every call that made something durable: the log's, the data
+// files', the data directory's and the checkpoint's.
+func (s Stats) Syncs() uint64 { return s.LogForces + s.DataSyncs + s.DirSyncs + s.CheckpointSyncs }
+
+// SyncsPerFsync is Syncs per fsync served, 0 without fsyncs.
+func (s Stats) SyncsPerFsync() float64 {
+	if s.Fsyncs == 0 {
+		return 0
+	}
+	return float64(s.Syncs()) / float64(s.Fsyncs)
 }
 
 // FsyncsPerForce is the group-commit factor: forces served per log sync
@@ -251,6 +281,13 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("flush_latency_ns", int64(s.FlushLatency))
 	p("flushes_emulated", s.Flushes)
 	p("flush_overruns", s.FlushOverruns)
+	p("syncs", s.Syncs())
+	p("syncs_log", s.LogForces)
+	p("syncs_data", s.DataSyncs)
+	p("syncs_dir", s.DirSyncs)
+	p("syncs_checkpoint", s.CheckpointSyncs)
+	p("syncs_per_fsync", fmt.Sprintf("%.2f", s.SyncsPerFsync()))
+	p("learned_writes", s.Learned)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)
