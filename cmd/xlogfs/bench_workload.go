@@ -130,7 +130,11 @@ func runBuiltin(ctx context.Context, cfg benchConfig, dir string, bar *progress)
 	return res, nil
 }
 
-var dbenchThroughput = regexp.MustCompile(`Throughput ([0-9.]+) MB/sec`)
+var (
+	dbenchThroughput = regexp.MustCompile(`Throughput ([0-9.]+) MB/sec`)
+	// A row of dbench's summary: " NTCreateX    12345     0.123    45.678".
+	dbenchOpCount = regexp.MustCompile(`(?m)^\s*[A-Z][A-Za-z]+\s+([0-9]+)\s+[0-9.]+\s+[0-9.]+\s*$`)
+)
 
 // dbenchClientFile finds Debian's dbench load file.
 func dbenchClientFile() (string, error) {
@@ -189,6 +193,11 @@ func runDbench(ctx context.Context, cfg benchConfig, dir string, bar *progress) 
 		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, tail(out.String(), 20))
 	}
 	mbps, _ := strconv.ParseFloat(m[1], 64)
+	// Its operations: the Count column of its summary table.
+	for _, c := range dbenchOpCount.FindAllStringSubmatch(out.String(), -1) {
+		n, _ := strconv.ParseInt(c[1], 10, 64)
+		res.ops += n
+	}
 	// dbench reports its own throughput over its own -t seconds.
 	res.seconds = float64(secs)
 	res.bytes = int64(mbps * 1e6 * res.seconds)
