@@ -126,7 +126,12 @@ type FS struct {
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
 	forcer   *logForcer
-	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
+	// flushCovers: the log's device flush makes data files' written-back
+	// blocks durable too (the log is a file beside them, on the same
+	// filesystem), so an fsync may write an overwrite back without a
+	// flush of its own (fsops.go writeBack).
+	flushCovers bool
+	ckptErr     atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
@@ -146,14 +151,22 @@ type inodeState struct {
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
 	file      StoreFile
-	direct    StoreFile  // O_DIRECT descriptor of the data file, for O_DIRECT opens
-	noDirect  bool       // the filesystem under the store refused O_DIRECT
-	newFile   bool       // data file created since the data directory was last synced
-	dataDirty bool       // data file written since the last fdatasync
-	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
-	cutOwed   bool       // a shrink is durable but cutting the data file failed: cut before it grows again
-	lsn       logbuf.LSN // newest transaction touching the inode
-	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
+	direct    StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	noDirect  bool      // the filesystem under the store refused O_DIRECT
+	newFile   bool      // data file created since the data directory was last synced
+	dataDirty bool      // data file written since the last fdatasync
+	dataErr   error     // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool      // a shrink is durable but cutting the data file failed: cut before it grows again
+	// What fsync's write-back without a flush needs (fsops.go writeBack):
+	// the size the last fdatasync of the open data file synced (-1: none
+	// yet), how much of it was written in place then, and whether the
+	// journal changed the data file's blocks or size since.
+	syncedSize   int64
+	overwritable int64
+	allocDirty   bool
+
+	lsn     logbuf.LSN // newest transaction touching the inode
+	dataLSN logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
 
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the
@@ -342,6 +355,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
 		return nil, fmt.Errorf("mount: %w", err)
 	}
+	fs.flushCovers = opts.Device == nil && sameFilesystem(fs.st, filepath.Join(dir, logName), fs.dataDir)
 	fs.x, err = newXlog(xlogConfig{
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
 		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
@@ -582,7 +596,7 @@ func (fs *FS) state(ino Ino) *inodeState {
 	defer fs.statesMu.Unlock()
 	st := fs.states[ino]
 	if st == nil {
-		st = &inodeState{}
+		st = &inodeState{syncedSize: -1}
 		fs.states[ino] = st
 	}
 	return st

@@ -104,6 +104,7 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 			if err := f.Truncate(size); err != nil {
 				return nil, err
 			}
+			st.allocDirty = true
 			st.cutOwed = false
 			st.dataDirty = true
 			fs.markDirty(ino)
@@ -281,6 +282,7 @@ func (fs *FS) markPassthroughDirty() {
 // the data file's new mtime is the journal's own doing, logged with the
 // change, and not the kernel's to learn.
 func (fs *FS) afterChange(st *inodeState, f StoreFile) {
+	st.allocDirty = true // a truncate or fallocate: blocks may come and go
 	if !st.ptStale {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The kernel's side of passthrough is played by the test: it writes the
@@ -185,5 +187,64 @@ func TestPassthroughOpenKinds(t *testing.T) {
 	check(t, fs.ReleasePassthrough(a.Ino, true))
 	if fs.inUse(a.Ino) {
 		t.Fatal("still counted open after every release")
+	}
+}
+
+// What an fsync costs in syncs: the first of a new file syncs its data
+// file, the data directory (its name) and the log; an overwrite of blocks
+// written at the last sync, at the same size, writes the data back without
+// a flush (where the filesystem under the store overwrites in place and
+// CrashFS's model, which does) and pays only the log's flush; an append
+// pays the data file's fdatasync again.
+func TestFsyncSyncCounts(t *testing.T) {
+	for _, store := range []string{"os", "crashfs"} {
+		t.Run(store, func(t *testing.T) {
+			o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+			dir := powerDir
+			if store == "os" {
+				dir = mkfs(t, MinLogSize, 32<<10)
+			} else {
+				o.Store = NewCrashFS()
+				must[*Superblock](t)(Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: o.Store}))
+			}
+			fs := mount(t, dir, o)
+			defer fs.Close()
+			inPlace := store == "crashfs"
+			if store == "os" {
+				var sfs unix.Statfs_t
+				check(t, unix.Statfs(dir, &sfs))
+				inPlace = sfs.Type == unix.EXT4_SUPER_MAGIC || sfs.Type == unix.XFS_SUPER_MAGIC
+			}
+			a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			check(t, fs.Open(a.Ino))
+			step := func(what string, write func(), data, dirs, writebacks uint64) {
+				t.Helper()
+				b := fs.Stats()
+				write()
+				check(t, fs.Fsync(a.Ino, false))
+				e := fs.Stats()
+				got := [3]uint64{e.DataSyncs - b.DataSyncs, e.DirSyncs - b.DirSyncs, e.Writebacks - b.Writebacks}
+				if want := [3]uint64{data, dirs, writebacks}; got != want {
+					t.Errorf("%s: data syncs, directory syncs, write-backs %v, want %v", what, got, want)
+				}
+				if l := e.LogForces - b.LogForces; l != 1 {
+					t.Errorf("%s: %d log syncs, want 1", what, l)
+				}
+			}
+			block := bytes.Repeat([]byte("0123456789abcdef"), 1024)
+			step("the first write", func() { must[int](t)(fs.Write(a.Ino, block, 0)) }, 1, 1, 0)
+			if inPlace {
+				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 0, 0, 1)
+			} else {
+				t.Logf("the test's filesystem does not overwrite in place: no write-back without a flush")
+				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 1, 0, 0)
+			}
+			step("an append", func() { must[int](t)(fs.Write(a.Ino, []byte("MORE"), int64(len(block)))) }, 1, 0, 0)
+			step("a preallocation, then an overwrite", func() {
+				check(t, fs.Fallocate(a.Ino, FallocKeepSize, 0, 1<<20))
+				must[int](t)(fs.Write(a.Ino, []byte("OVER"), 200))
+			}, 1, 0, 0)
+			check(t, fs.Release(a.Ino))
+		})
 	}
 }

@@ -186,6 +186,7 @@ type powerStats struct {
 	mkfs        int // taken while mkfs ran
 	mkfsHalf    int // of those, half-built stores
 	checkpoints int // written while the states were taken
+	writebacks  int // fsyncs that wrote data back without a flush of their own
 	damaged     int // given to a damage source
 	refused     int // refused as corrupt after damage
 }
@@ -216,6 +217,7 @@ type powerWorld struct {
 	sizeOf    map[Ino]int64
 	digests   map[uint32][32]byte // the model after each transaction of this mount
 	fsyncRate float64
+	pageRate  float64 // share of steps that overwrite an open file and fsync it
 	names     []string
 	stats     *powerStats
 	gen       int
@@ -528,6 +530,22 @@ func (w *powerWorld) step() {
 	if r.Float64() < w.fsyncRate {
 		k = 80
 	}
+	if r.Float64() < w.pageRate {
+		// A database's page write: an overwrite in an open file, then
+		// its fsync.
+		k = 40 + r.IntN(12)
+		if len(w.opened) == 0 {
+			k = 72 // open one first
+		}
+		defer func() {
+			if len(w.opened) > 0 {
+				ino := w.opened[r.IntN(len(w.opened))]
+				w.setDuring("fsync after an overwrite")
+				w.fsync(ino, r.IntN(2) == 0)
+				w.setDuring("")
+			}
+		}()
+	}
 	switch {
 	case k < 12:
 		w.setDuring("create")
@@ -561,6 +579,25 @@ func (w *powerWorld) step() {
 	case k < 40:
 		w.setDuring("truncate")
 		w.truncate(pick(files), r.Int64N(20000))
+	case k < 52 && len(w.opened) > 0:
+		// An overwrite inside an open file, as a database's page
+		// writes are: what an fsync may write back without a flush.
+		ino := w.opened[r.IntN(len(w.opened))]
+		w.mu.Lock()
+		size := int64(len(w.file(ino).content))
+		w.mu.Unlock()
+		if size < 2 {
+			break
+		}
+		off := r.Int64N(size - 1)
+		p := bytesOf(1 + r.IntN(int(min(size-off, 6000))))
+		if f := w.ptFile[ino]; f != nil && r.IntN(2) == 0 {
+			w.setDuring("passthrough overwrite")
+			w.ptWrite(ino, p, off)
+		} else {
+			w.setDuring("overwrite")
+			w.write(ino, p, off, false)
+		}
 	case k < 60 && w.pt && len(w.ptFile) > 0 && r.IntN(3) > 0:
 		w.setDuring("passthrough write")
 		open := slices.Sorted(maps.Keys(w.ptFile))
@@ -615,8 +652,11 @@ func (w *powerWorld) step() {
 		fs.runCheckpoint()
 	default:
 		ino := pick(inos)
-		if r.IntN(4) == 0 {
+		switch {
+		case r.IntN(4) == 0:
 			ino = pick(dirs)
+		case len(w.opened) > 0 && r.IntN(2) == 0:
+			ino = w.opened[r.IntN(len(w.opened))] // an open file: fsync's write-back path
 		}
 		datasync := r.IntN(3) == 0
 		w.setDuring(map[bool]string{false: "fsync", true: "fdatasync"}[datasync])
@@ -826,6 +866,7 @@ func TestPowerLoss(t *testing.T) {
 			t: t, r: rr, hr: rand.New(rand.NewPCG(runSeed, 2)), dir: powerDir, stats: &cs,
 			names:     []string{"a", "b", "c", "d", "e", "f"},
 			fsyncRate: []float64{0.03, 0.1, 0.25}[rr.IntN(3)],
+			pageRate:  []float64{0, 0, 0.3}[rr.IntN(3)],
 			hookRate:  []float64{0.002, 0.01, 0.04}[rr.IntN(3)],
 		}
 		w.opts = Options{
@@ -845,6 +886,7 @@ func TestPowerLoss(t *testing.T) {
 			}
 			w.take()
 			cs.checkpoints += int(w.fs.ckpts.Load())
+			cs.writebacks += int(w.fs.syncs.writeback.Load())
 			w.fs.Abandon()
 			w.mu.Lock()
 			states := w.states
@@ -880,14 +922,14 @@ func TestPowerLoss(t *testing.T) {
 	}
 	t.Logf("%d crash states (meta %d, of which passthrough %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
 		"%d with file bytes other than the acknowledged ones (later writes), %d found an older checkpoint than the last written, %d with checkpoint.tmp left; "+
-		"%d mkfs states (%d half-built, remade by --force); %d checkpoints",
+		"%d mkfs states (%d half-built, remade by --force); %d checkpoints; %d fsyncs wrote back without a flush of their own",
 		cs.states, modeStates[JournalMeta], ptStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
-		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints)
+		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints, cs.writebacks)
 	if len(powerDamage) > 0 {
 		t.Logf("damage: %d states damaged, %d refused as corrupt", cs.damaged, cs.refused)
 	}
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
-		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0) {
+		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0 || cs.writebacks == 0) {
 		t.Errorf("the crash states did not cover every kind: %+v, %v, passthrough %d", cs, modeStates, ptStates)
 	}
 }

@@ -118,6 +118,7 @@ type syncCounts struct {
 	data       atomic.Uint64 // fdatasyncs of data files (fsync, checkpoints)
 	dir        atomic.Uint64 // fsyncs of the data directory (new data files' names)
 	checkpoint atomic.Uint64 // fsyncs of the checkpoint file and the store directory
+	writeback  atomic.Uint64 // write-backs without a flush (sync_file_range), the log force's flush covering them
 }
 
 func (fs *FS) recordFsync(d time.Duration) {
@@ -165,6 +166,9 @@ type Stats struct {
 	// Calls that make something durable, by what they sync: the log's
 	// are LogForces.
 	DataSyncs, DirSyncs, CheckpointSyncs uint64
+	// Writebacks: fsyncs whose data went back without a flush of its own
+	// (sync_file_range), the log's flush covering it.
+	Writebacks uint64
 	// Learned: writes the kernel made to data files directly
 	// (passthrough) that the journal learned and logged.
 	Learned uint64
@@ -194,6 +198,7 @@ func (fs *FS) Stats() Stats {
 		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
 	}
 	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = fs.syncs.data.Load(), fs.syncs.dir.Load(), fs.syncs.checkpoint.Load()
+	s.Writebacks = fs.syncs.writeback.Load()
 	s.Learned = fs.learned.Load()
 	return s
 }
@@ -287,6 +292,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("syncs_dir", s.DirSyncs)
 	p("syncs_checkpoint", s.CheckpointSyncs)
 	p("syncs_per_fsync", fmt.Sprintf("%.2f", s.SyncsPerFsync()))
+	p("writebacks", s.Writebacks)
 	p("learned_writes", s.Learned)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
