@@ -69,6 +69,10 @@ type Options struct {
 	// changes (see State), with a *FailedError saying why, instead of
 	// Logf.
 	OnFail func(err error)
+	// ImmediateWrite, in metadata-journal mode, logs writes of at most
+	// this many bytes with their bytes, so that their fsync is a log
+	// force alone (immediate.go); 0: none. Not with passthrough.
+	ImmediateWrite int
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -165,8 +169,9 @@ type inodeState struct {
 	overwritable int64
 	allocDirty   bool
 
-	lsn     logbuf.LSN // newest transaction touching the inode
-	dataLSN logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
+	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
+	lsn       logbuf.LSN // newest transaction touching the inode
+	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
 
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the
@@ -307,7 +312,14 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return nil, err
 	}
 	replayed := map[Ino]bool{}
-	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed) })
+	var deferred *deferredWrites
+	if opts.Journal == JournalMeta {
+		deferred = &deferredWrites{} // logged bytes of immediate writes (immediate.go)
+	}
+	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed, deferred) })
+	if err == nil && deferred != nil {
+		err = deferred.apply(fs, replayed)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -396,9 +408,19 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 
 // replayOp applies one replayed op to the model and, for data-journal
 // writes, to the data file; replayed collects the data files it changed.
-func (fs *FS) replayOp(op *Op, replayed map[Ino]bool) error {
+// A metadata-journal log's logged bytes (immediate writes) are deferred
+// instead, to deferred.
+func (fs *FS) replayOp(op *Op, replayed map[Ino]bool, deferred *deferredWrites) error {
+	oldSize := int64(-1)
+	if in := fs.model.Inodes[op.Ino]; in != nil {
+		oldSize = in.Size
+	}
 	if err := fs.model.Apply(op); err != nil {
 		return err
+	}
+	if deferred != nil {
+		deferred.note(op, oldSize)
+		return nil
 	}
 	var err error
 	switch {
@@ -654,7 +676,7 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		st.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
-			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) {
+			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
 				st.dataLSN = lsn
 			}
 		}
@@ -668,6 +690,17 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 // logged bytes would bring the punched ones back.
 func (fs *FS) zeroesLogged(op *Op) bool {
 	return fs.opts.Journal == JournalData && op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+}
+
+// supersedesLogged reports whether op, with immediate writes on, changes
+// file bytes by other means than logging them (a write to the data file
+// only, a hole punch or zero range): fdatasync must force it, or a replay
+// would write older logged bytes over what it made durable (immediate.go).
+func (fs *FS) supersedesLogged(op *Op) bool {
+	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite == 0 {
+		return false
+	}
+	return op.Type == OpWrite && op.Data == nil || op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
 }
 
 // commit takes the model lock and commits op.
@@ -873,7 +906,7 @@ func (fs *FS) syncDataFiles() error {
 				st.mu.Unlock()
 			}
 			err = fmt.Errorf("syncing data file of inode %d: %w", ino, err)
-			if fs.opts.Journal == JournalData {
+			if fs.opts.Journal == JournalData || fs.opts.ImmediateWrite > 0 {
 				return &writebackError{err}
 			}
 			return err

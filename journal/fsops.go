@@ -341,6 +341,7 @@ func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
 			st.allocDirty = true
 			st.dataDirty = true
 			fs.markDirty(ino)
+			err = fs.syncBeforeSuperseding(st, f)
 		}
 	}
 	return f, err
@@ -474,17 +475,32 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 		piece := p[done:min(len(p), done+chunk)]
 		n, werr := fs.writeAt(ino, st, f, piece, off+int64(done), direct)
 		fs.markDirty(ino)
-		st.dataDirty = true
+		// An immediate write's bytes go into the log (immediate.go):
+		// its fsync needs the log alone, but a checkpoint syncs the
+		// data file before the tail moves past them (markDirty).
+		logged := fs.immediate(len(p)) && n > 0
+		if !logged {
+			st.dataDirty = true
+		}
 		if off+int64(done+n) > st.overwritable {
 			st.allocDirty = true // past what was written in place
 		}
-		if (n > 0 || len(p) == 0) && !fs.writeChangesNothing(ino, off+int64(done)+int64(n)) {
+		if (n > 0 || len(p) == 0) && (logged || !fs.writeChangesNothing(ino, off+int64(done)+int64(n))) {
 			op := Op{Type: OpWrite, Ino: ino, Off: off + int64(done), Len: int64(n), Ctime: fileTime()}
-			if fs.opts.Journal == JournalData {
+			if fs.opts.Journal == JournalData || logged {
 				op.Data = piece[:n]
 			}
-			if _, err := fs.commit(&op); err != nil {
+			if !logged {
+				if err := fs.syncBeforeSuperseding(st, f); err != nil {
+					return done, shortWrite(done, err)
+				}
+			}
+			lsn, err := fs.commit(&op)
+			if err != nil {
 				return done, shortWrite(done, err)
+			}
+			if logged {
+				st.loggedLSN = lsn
 			}
 		}
 		done += n
@@ -527,6 +543,9 @@ func fileTime() int64 {
 func (fs *FS) writeChangesNothing(ino Ino, end int64) bool {
 	if fs.opts.Journal != JournalMeta {
 		return false // the bytes themselves must be logged
+	}
+	if fs.opts.ImmediateWrite > 0 {
+		return false // it may supersede logged bytes, which replay must know (immediate.go)
 	}
 	t := fileTime()
 	fs.mu.RLock()
@@ -611,6 +630,12 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 				}
 				fs.markDirty(ino)
 				st.dataDirty = true
+				if !st.cutOwed {
+					// Replay drops logged bytes past the cut
+					// (immediate.go): the cut must be durable
+					// before the file can grow again.
+					err = fs.syncBeforeSuperseding(st, f)
+				}
 			}
 			fs.ckptMu.Unlock()
 		}
@@ -658,6 +683,11 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	}
 	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
+	}
+	if mode&(FallocPunchHole|FallocZeroRange) != 0 {
+		if err := fs.syncBeforeSuperseding(st, f); err != nil {
+			return errno(err)
+		}
 	}
 	fs.afterChange(st, f)
 	fs.markDirty(ino)

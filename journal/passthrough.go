@@ -47,8 +47,8 @@ import (
 // way it then counts an ordinary open, which Release undoes, and returns
 // a nil file.
 func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, error) {
-	if fs.opts.Journal != JournalMeta {
-		return nil, syscall.EINVAL // the log must see every byte
+	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite > 0 {
+		return nil, syscall.EINVAL // the log must see every byte, or the small ones
 	}
 	if _, err := fs.regular(ino); err != nil {
 		return nil, err

@@ -324,7 +324,8 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 		// What fdatasync must make durable to read the data back:
 		// the inode, its size, and in data mode what changes its bytes.
 		zeroes := op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
-		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || w.opts.Journal == JournalData && (op.Data != nil || zeroes) {
+		logs := w.opts.Journal == JournalData || w.opts.ImmediateWrite > 0 // some written bytes are in the log
+		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || logs && (op.Data != nil || zeroes) || w.opts.ImmediateWrite > 0 && op.Type == OpWrite {
 			w.dataTid[op.Ino] = tid
 		}
 		w.sizeOf[op.Ino] = size
@@ -675,6 +676,9 @@ func (w *powerWorld) recover(s powerState, seed uint64, r *rand.Rand) (*FS, map[
 	if w.pt {
 		journal += " (passthrough)"
 	}
+	if w.opts.ImmediateWrite > 0 {
+		journal += fmt.Sprintf(" (immediate writes up to %d)", w.opts.ImmediateWrite)
+	}
 	where := fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
 	if s.during != "" {
 		w.stats.midCall++
@@ -851,7 +855,7 @@ func TestPowerLoss(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 0x90e4))
 	var cs powerStats
 	modeStates := map[JournalMode]int{}
-	ptStates := 0
+	ptStates, immStates := 0, 0
 	for run := 0; cs.states < want; run++ {
 		runSeed := r.Uint64()
 		rr := rand.New(rand.NewPCG(runSeed, 1))
@@ -876,6 +880,9 @@ func TestPowerLoss(t *testing.T) {
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
 		}
 		w.pt = run%3 == 2 // meta mode with the files open in passthrough
+		if run%3 == 0 && rr.IntN(2) == 0 {
+			w.opts.ImmediateWrite = 4096 // small writes logged with their bytes
+		}
 		w.mount(cfs.Crash(nil), map[Ino]*fileOracle{})
 		for gen := 0; gen < 4 && cs.states < want; gen++ {
 			for range 20 + rr.IntN(200) {
@@ -903,6 +910,9 @@ func TestPowerLoss(t *testing.T) {
 				if w.pt {
 					ptStates++
 				}
+				if w.opts.ImmediateWrite > 0 {
+					immStates++
+				}
 				fs.Abandon()
 				if next == nil && (i == len(states)-1 || rr.IntN(len(states)) == 0) {
 					// Carry on from this state after another power
@@ -920,16 +930,16 @@ func TestPowerLoss(t *testing.T) {
 			w.fs.Abandon()
 		}
 	}
-	t.Logf("%d crash states (meta %d, of which passthrough %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
+	t.Logf("%d crash states (meta %d, of which passthrough %d and with immediate writes %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
 		"%d with file bytes other than the acknowledged ones (later writes), %d found an older checkpoint than the last written, %d with checkpoint.tmp left; "+
 		"%d mkfs states (%d half-built, remade by --force); %d checkpoints; %d fsyncs wrote back without a flush of their own",
-		cs.states, modeStates[JournalMeta], ptStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
+		cs.states, modeStates[JournalMeta], ptStates, immStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
 		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints, cs.writebacks)
 	if len(powerDamage) > 0 {
 		t.Logf("damage: %d states damaged, %d refused as corrupt", cs.damaged, cs.refused)
 	}
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
-		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0 || cs.writebacks == 0) {
+		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0 || immStates == 0 || cs.writebacks == 0) {
 		t.Errorf("the crash states did not cover every kind: %+v, %v, passthrough %d", cs, modeStates, ptStates)
 	}
 }

@@ -561,6 +561,14 @@ func (x *xlog) stop() {
 	x.mu.Unlock()
 }
 
+// tailLSN is the oldest position recovery still reads: records before it
+// are never replayed again.
+func (x *xlog) tailLSN() logbuf.LSN {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.tail.lsn()
+}
+
 // lastCommitted is the tid of the newest committed transaction.
 func (x *xlog) lastCommitted() uint32 {
 	x.mu.Lock()

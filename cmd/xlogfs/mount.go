@@ -71,6 +71,7 @@ type mountFlags struct {
 	profileRate              int
 	syslog                   string
 	passthrough              string
+	immediate                *sizeFlag
 }
 
 func runMount(args []string) error {
@@ -94,6 +95,8 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	f.immediate = &sizeFlag{}
+	fs.Var(f.immediate, "immediate-write", "--journal meta without passthrough: log writes of at most this many bytes with their bytes (as ZFS's intent log does), so their fsync is a log force alone (e.g. 32k; default 0: none)")
 	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
@@ -151,6 +154,17 @@ func (f *mountFlags) journalOptions() (journal.Options, error) {
 	}
 	if pt == fusefs.PassthroughOn && o.Journal != journal.JournalMeta {
 		return o, fmt.Errorf("--passthrough=on needs --journal meta: --journal data logs every written byte, so writes go through the daemon")
+	}
+	if f.immediate.n > 0 {
+		switch {
+		case o.Journal != journal.JournalMeta:
+			return o, fmt.Errorf("--immediate-write is for --journal meta (--journal data logs every write's bytes)")
+		case pt == fusefs.PassthroughOn:
+			return o, fmt.Errorf("--immediate-write and --passthrough=on exclude each other: a passthrough write never reaches the daemon to be logged")
+		case f.immediate.n > 1<<20:
+			return o, fmt.Errorf("--immediate-write %d: at most 1 MiB", f.immediate.n)
+		}
+		o.ImmediateWrite = int(f.immediate.n)
 	}
 	if f.profileRate < 1 || f.profileRate > 100000 {
 		return o, fmt.Errorf("--cpuprofile-rate %d: want 1 to 100000 Hz", f.profileRate)
