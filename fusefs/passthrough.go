@@ -157,7 +157,17 @@ func (h *ptHandle) PassthroughFd() (int, bool) {
 }
 
 func (h *ptHandle) Release(ctx context.Context) syscall.Errno {
-	return errno(h.n.fsys.ReleasePassthrough(h.n.ino, h.write))
+	return errno(h.n.fsys.ReleasePassthrough(h.n.ino, h.write, true))
+}
+
+// daemonHandle is an open of a passthrough mount that goes through the
+// daemon (see journal.OpenPassthrough), counted as such.
+type daemonHandle struct{ handle }
+
+var _ fs.FileReleaser = (*daemonHandle)(nil)
+
+func (h *daemonHandle) Release(ctx context.Context) syscall.Errno {
+	return errno(h.n.fsys.ReleasePassthrough(h.n.ino, false, false))
 }
 
 // openPassthrough opens n in a passthrough mount, counting the open: in
@@ -188,5 +198,5 @@ func (n *node) openInPassthroughMount(flags uint32) (fs.FileHandle, uint32, sysc
 	case h != nil:
 		return h, n.openFlags(flags), 0
 	}
-	return &handle{n: n, direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags) &^ fuse.FOPEN_KEEP_CACHE, 0
+	return &daemonHandle{handle{n: n, direct: flags&syscall.O_DIRECT != 0}}, n.openFlags(flags) &^ fuse.FOPEN_KEEP_CACHE, 0
 }

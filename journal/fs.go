@@ -176,7 +176,8 @@ type inodeState struct {
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the
 	// journal last learned it, and its mtime then.
-	ptOpens    atomic.Int32 // passthrough opens, of the opens
+	ptOpens     atomic.Int32 // passthrough opens, of the opens
+	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
 	ptWriters  atomic.Int32
 	ptStale    bool
 	ptMtime    int64

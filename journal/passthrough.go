@@ -45,7 +45,7 @@ import (
 // file after a passthrough write, never asking the daemon, so the size an
 // append reaches would not be in the log when write(2) returns). Either
 // way it then counts an ordinary open, which Release undoes, and returns
-// a nil file.
+// a nil file. Either kind of open is undone by ReleasePassthrough.
 func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, error) {
 	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite > 0 {
 		return nil, syscall.EINVAL // the log must see every byte, or the small ones
@@ -58,8 +58,10 @@ func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, err
 	}
 	st := fs.state(ino)
 	st.mu.Lock()
-	pt := st.ptOpens.Load()
-	if daemon := st.opens.Load() - 1 - pt; daemon > 0 || pt == 0 && preferDaemon {
+	// The kind is decided, and counted, under st.mu: two opens at once
+	// never see each other half counted.
+	if pt := st.ptOpens.Load(); pt == 0 && (st.daemonOpens > 0 || preferDaemon) {
+		st.daemonOpens++
 		st.mu.Unlock()
 		return nil, nil
 	}
@@ -129,12 +131,21 @@ func (fs *FS) OpenProbe() (StoreFile, error) {
 	return fs.st.OpenFile(filepath.Join(fs.dir, superblockName), os.O_RDONLY, 0)
 }
 
-// ReleasePassthrough undoes OpenPassthrough (write as it was given): the
-// journal learns what the kernel did to the file, then counts the release.
-func (fs *FS) ReleasePassthrough(ino Ino, write bool) error {
+// ReleasePassthrough undoes OpenPassthrough, given write as it was and
+// passthrough, whether it returned a data file: the journal learns what
+// the kernel did to the file, then counts the release. The kind of open
+// is uncounted under st.mu together with the open itself, so that an open
+// deciding its kind meanwhile sees both or neither.
+func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
+	st := fs.existingState(ino)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
 	var err error
-	if st := fs.existingState(ino); st != nil {
-		st.mu.Lock()
+	if !passthrough {
+		st.daemonOpens = max(0, st.daemonOpens-1)
+	} else {
 		if st.ptOpens.Add(-1) < 0 {
 			st.ptOpens.Store(0)
 		}
@@ -150,10 +161,15 @@ func (fs *FS) ReleasePassthrough(ino Ino, write bool) error {
 			fs.markDirty(ino)
 		}
 		err = fs.learn(ino, st)
-		st.mu.Unlock()
 	}
-	if rerr := fs.Release(ino); err == nil {
-		err = rerr
+	last := st.opens.Add(-1) <= 0
+	if last {
+		st.opens.Store(0)
+		st.doneWithFile()
+	}
+	st.mu.Unlock()
+	if ferr := fs.maybeFree(ino); err == nil {
+		err = ferr
 	}
 	return errno(err)
 }

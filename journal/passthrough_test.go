@@ -77,7 +77,7 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 				fs.Abandon()
 				return
 			}
-			check(t, fs.ReleasePassthrough(a.Ino, true))
+			check(t, fs.ReleasePassthrough(a.Ino, true, true))
 			check(t, fs.Close())
 			fs = mount(t, dir, o)
 			defer fs.Close()
@@ -103,7 +103,7 @@ func TestPassthroughOpenSizesDataFile(t *testing.T) {
 	if s := must[FileStat](t)(f.Stat()); s.Size != 1000 {
 		t.Fatalf("data file at the passthrough open: %d bytes, want the file's 1000", s.Size)
 	}
-	check(t, fs.ReleasePassthrough(a.Ino, false))
+	check(t, fs.ReleasePassthrough(a.Ino, false, true))
 }
 
 // Data-journal mode never hands out data files.
@@ -132,7 +132,7 @@ func TestPassthroughLearnedAtReleaseAndUnmount(t *testing.T) {
 	want := bytes.Repeat([]byte("x"), 5000)
 	must[int](t)(f.WriteAt(want, 0))
 	must[int](t)(g.WriteAt(want[:77], 0))
-	check(t, fs.ReleasePassthrough(a.Ino, true))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
 	fs.mu.RLock()
 	size := fs.model.Inodes[a.Ino].Size
 	fs.mu.RUnlock()
@@ -172,8 +172,8 @@ func TestPassthroughOpenKinds(t *testing.T) {
 	if open(false) {
 		t.Fatal("an open of a file open through the daemon was given the data file")
 	}
-	check(t, fs.Release(a.Ino))
-	check(t, fs.Release(a.Ino))
+	check(t, fs.ReleasePassthrough(a.Ino, true, false))
+	check(t, fs.ReleasePassthrough(a.Ino, true, false))
 	if !open(false) {
 		t.Fatal("an open of a file open nowhere was not a passthrough open")
 	}
@@ -183,8 +183,8 @@ func TestPassthroughOpenKinds(t *testing.T) {
 	if len(said) != 1 {
 		t.Fatalf("the synchronous open joining passthrough was said %d times, want once: %q", len(said), said)
 	}
-	check(t, fs.ReleasePassthrough(a.Ino, true))
-	check(t, fs.ReleasePassthrough(a.Ino, true))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
 	if fs.inUse(a.Ino) {
 		t.Fatal("still counted open after every release")
 	}

@@ -629,7 +629,7 @@ func (w *powerWorld) step() {
 			w.opened = slices.Delete(w.opened, i, i+1)
 			w.setDuring("release")
 			if w.pt {
-				fs.ReleasePassthrough(ino, true)
+				fs.ReleasePassthrough(ino, true, true)
 				if !slices.Contains(w.opened, ino) {
 					delete(w.ptFile, ino)
 				}

@@ -155,3 +155,49 @@ func TestPassthroughOff(t *testing.T) {
 	m.unmount(t)
 	checkStore(t, store, true)
 }
+
+// TestPassthroughConcurrentOpens opens, writes and closes one file from
+// many goroutines at once: every open of an inode must be of the kind the
+// kernel expects (all in passthrough while one is), or the kernel fails
+// the open with EIO.
+func TestPassthroughConcurrentOpens(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt)
+	path := filepath.Join(mnt, "shared")
+	mustOK(t, os.WriteFile(path, []byte("start"), 0o644))
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 300 {
+				flags := os.O_RDWR
+				if (g+i)%3 == 0 {
+					flags = os.O_RDONLY
+				}
+				f, err := os.OpenFile(path, flags, 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if flags == os.O_RDWR {
+					_, err = f.WriteAt([]byte{byte(g)}, int64(g))
+				}
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("an open, write or close of a file others open and close at the same time: %v", err)
+		}
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
