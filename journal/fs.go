@@ -178,10 +178,10 @@ type inodeState struct {
 	// journal last learned it, and its mtime then.
 	ptOpens     atomic.Int32 // passthrough opens, of the opens
 	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
-	ptWriters  atomic.Int32
-	ptStale    bool
-	ptMtime    int64
-	syncWarned bool // said that a synchronous open joined passthrough ones
+	ptWriters   atomic.Int32
+	ptStale     bool
+	ptMtime     int64
+	syncWarned  bool // said that a synchronous open joined passthrough ones
 }
 
 type freedInode struct {
