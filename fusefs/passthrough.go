@@ -196,7 +196,11 @@ func (n *node) openInPassthroughMount(flags uint32) (fs.FileHandle, uint32, sysc
 	case e != 0:
 		return nil, 0, e
 	case h != nil:
-		return h, n.openFlags(flags), 0
+		// Never FOPEN_DIRECT_IO: the kernel lets it override
+		// FOPEN_PASSTHROUGH, sending every read and write to the
+		// daemon. An O_DIRECT open is direct anyway: the kernel opens
+		// the data file with the open's flags.
+		return h, n.openFlags(flags) &^ fuse.FOPEN_DIRECT_IO, 0
 	}
 	return &daemonHandle{handle{n: n, direct: flags&syscall.O_DIRECT != 0}}, n.openFlags(flags) &^ fuse.FOPEN_KEEP_CACHE, 0
 }

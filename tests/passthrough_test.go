@@ -201,3 +201,52 @@ func TestPassthroughConcurrentOpens(t *testing.T) {
 	m.unmount(t)
 	checkStore(t, store, true)
 }
+
+// TestPassthroughDirectIO writes and reads through an O_DIRECT open of a
+// passthrough mount (InnoDB's data files): none of it reaches the daemon
+// (the kernel lets FOPEN_DIRECT_IO override passthrough, so a passthrough
+// open must not carry it), and an fsynced write survives kill -9.
+func TestPassthroughDirectIO(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
+	path := filepath.Join(mnt, "direct")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_DIRECT, 0o644)
+	mustOK(t, err)
+	defer f.Close()
+	// Reading .stats costs READ requests of its own: counted between two
+	// reads, and taken off.
+	first := readStats(t, mnt)
+	before := readStats(t, mnt)
+	statsReads := statCount(t, before, "fuse_READ") - statCount(t, first, "fuse_READ")
+	buf := alignedBuffer(8192)
+	copy(buf, pattern(3, len(buf)))
+	_, err = f.WriteAt(buf, 4096)
+	mustOK(t, err)
+	got := alignedBuffer(8192)
+	_, err = f.ReadAt(got, 4096)
+	mustOK(t, err)
+	if !bytes.Equal(got, buf) {
+		t.Errorf("an O_DIRECT read did not return what an O_DIRECT write put there")
+	}
+	after := readStats(t, mnt)
+	for _, op := range []string{"fuse_WRITE", "fuse_READ"} {
+		n := statCount(t, after, op) - statCount(t, before, op)
+		if op == "fuse_READ" {
+			n -= statsReads
+		}
+		if n != 0 {
+			t.Errorf("%d %s requests reached the daemon for O_DIRECT I/O through a passthrough open", n, strings.TrimPrefix(op, "fuse_"))
+		}
+	}
+	mustOK(t, f.Sync())
+	m.kill9(t)
+	m = m.remount(t)
+	b, err := os.ReadFile(path)
+	mustOK(t, err)
+	if len(b) != 4096+len(buf) || !bytes.Equal(b[4096:], buf) {
+		t.Errorf("after kill -9: %d bytes, want %d ending in what was written and fsynced", len(b), 4096+len(buf))
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
