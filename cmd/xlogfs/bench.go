@@ -67,6 +67,8 @@ Workloads:
            rows, --clients threads for --time; reports transactions per
            second and p95 latency. Logs of each run go to
            --out/mariadb-<target>-<round>.
+  pwrite   one client making --write-size pwrites one after another, no
+           fsync; reports a write's mean and p50/p99 latency in µs.
 
 --baseline adds targets run the same way: loopback (go-fuse's loopback
 filesystem over a plain directory: what FUSE itself costs) and native (the
@@ -571,6 +573,9 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 	}
 	if p95, ok := w.extra["p95_ms"]; ok {
 		r.Values["p95_ms"] = p95
+	}
+	if us, ok := w.extra["pwrite_mean_us"]; ok {
+		r.Values["pwrite_us"] = us
 	}
 	if len(w.fsyncLatencies) > 0 {
 		r.Values["fsync_p50"], r.Values["fsync_p99"] = percentile(w.fsyncLatencies, 50), percentile(w.fsyncLatencies, 99)

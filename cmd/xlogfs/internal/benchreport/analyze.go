@@ -41,6 +41,8 @@ var allMetrics = []Metric{
 		Desc: "the checksum's share of the daemon's CPU profile, the mount's whole life"},
 	{Name: "p95_ms", Label: "sysbench p95", Unit: "ms", Scale: 1,
 		Desc: "sysbench's 95th percentile transaction latency (mariadb)"},
+	{Name: "pwrite_us", Label: "pwrite latency", Unit: "µs", Scale: 1,
+		Desc: "mean latency of one pwrite (pwrite workload)"},
 	{Name: "requests_per_op", Label: "FUSE requests per operation", Unit: "req/op", Scale: 1,
 		Desc: "FUSE requests the daemon served per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync)"},
 	{Name: "syncs_per_fsync", Label: "syncs per fsync", Unit: "syncs/fsync", Scale: 1,
@@ -64,7 +66,7 @@ func (res *Results) MetricByName(name string) (Metric, bool) {
 // The metrics compared with the reference, and those attributed to the
 // factors: the question's three.
 var (
-	compared   = []string{"cksum_cpu", "throughput", "fsync_p99", "fsync_p50", "cksum_ns_per_kib", "cksum_rec_p50_ns", "cksum_rec_p99_ns", "force_cksum_share", "cksum_cpu_profile", "p95_ms"}
+	compared   = []string{"cksum_cpu", "throughput", "fsync_p99", "fsync_p50", "cksum_ns_per_kib", "cksum_rec_p50_ns", "cksum_rec_p99_ns", "force_cksum_share", "cksum_cpu_profile", "p95_ms", "pwrite_us"}
 	attributed = []string{"cksum_cpu", "throughput", "fsync_p99"}
 )
 

@@ -333,7 +333,7 @@ func WriteBenchfmt(w io.Writer, res *Results) {
 	units := []struct{ metric, unit string }{
 		{"throughput", "MB/s"}, {"cksum_cpu", "cksum-cpu-%"}, {"fsync_p50", "fsync-p50-µs"}, {"fsync_p99", "fsync-p99-µs"},
 		{"cksum_ns_per_kib", "cksum-ns/KiB"}, {"cksum_rec_p50_ns", "cksum-rec-p50-ns"}, {"cksum_rec_p99_ns", "cksum-rec-p99-ns"},
-		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
+		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"}, {"pwrite_us", "pwrite-µs"},
 	}
 	if c.Workload == "mariadb" {
 		units[0].unit = "TPS"
