@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 
@@ -732,7 +731,6 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// back without a flush and let the log force's flush cover it: one
 	// device flush in all.
 	var dataErr error
-	var wg sync.WaitGroup
 	if fs.opts.Journal == JournalMeta && in.IsRegular() {
 		dirty, lost := st.dataState()
 		switch {
@@ -742,15 +740,13 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 		case fs.writeBack(st):
 			return errno(fs.x.forceFlush(lsn))
 		default:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				dataErr = fs.syncData(ino, st)
-			}()
+			// The log writer starts on the force while this
+			// goroutine syncs the data file.
+			fs.x.startForce(lsn)
+			dataErr = fs.syncData(ino, st)
 		}
 	}
 	logErr := fs.x.force(lsn)
-	wg.Wait()
 	if dataErr != nil {
 		return errno(dataErr)
 	}

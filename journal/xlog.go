@@ -491,6 +491,21 @@ func (x *xlog) forceFlush(lsn logbuf.LSN) error {
 	return x.err
 }
 
+// startForce asks the writer for the record at lsn, as force does, and
+// returns at once: the caller does other work meanwhile, then waits with
+// force.
+func (x *xlog) startForce(lsn logbuf.LSN) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if lsn == 0 || lsn <= x.durable || x.err != nil {
+		return
+	}
+	if lsn > x.forceLSN {
+		x.forceLSN = lsn
+	}
+	x.wcond.Signal()
+}
+
 // forceAll makes every committed transaction durable.
 func (x *xlog) forceAll() error {
 	x.mu.Lock()
