@@ -1,8 +1,12 @@
 // Package fusefs serves a mounted xlogfs store over FUSE with go-fuse's fs
 // package. It holds no state of its own beyond go-fuse's inode tree: every
 // operation is a call into package journal, which owns the metadata, the
-// data files and the log. Writes go through our own handles — never kernel
-// passthrough — so the journal sees every byte.
+// data files and the log. In --journal meta, regular files are opened in
+// kernel FUSE passthrough when the kernel and the process's privileges
+// allow it (passthrough.go): their reads and writes go from the kernel to
+// the data files directly, and the journal learns sizes and times from
+// the data files. Otherwise, and always in --journal data, reads and
+// writes go through our own handles, so the journal sees every byte.
 package fusefs
 
 import (
@@ -34,12 +38,27 @@ type Options struct {
 	Debug      bool          // log every FUSE request
 	// DirectIO opens every file with FOPEN_DIRECT_IO: reads and writes
 	// bypass the kernel's page cache and reach the journal one call each
-	// (O_DIRECT opens always do).
+	// (O_DIRECT opens always do). Passthrough opens bypass the daemon
+	// instead, and take no notice of it.
 	DirectIO bool
 	// ReadOnly mounts read-only ("ro"): the kernel refuses every change
 	// with EROFS before asking; the journal, mounted read-only too,
 	// refuses any that reaches it.
 	ReadOnly bool
+	// Passthrough says whether regular files are opened in kernel
+	// passthrough (see passthrough.go); the zero value is auto.
+	Passthrough PassthroughMode
+	// Logf says which passthrough mode the mount ended in; nil: quiet.
+	Logf func(format string, a ...any)
+}
+
+// mount is what every node of one mount shares.
+type mount struct {
+	// directIO: open every file with FOPEN_DIRECT_IO (Options.DirectIO)
+	directIO bool
+	kw       killWrites     // which writes must drop privileges
+	pt       atomic.Bool    // regular files open in passthrough
+	reqs     *RequestCounts // the requests served
 }
 
 // DefaultTimeout is how long the kernel may cache attributes and entries.
@@ -54,7 +73,11 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	root := &node{fsys: jfs, ino: journal.RootIno, directIO: o.DirectIO, kw: &killWrites{}}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	m := &mount{directIO: o.DirectIO}
+	root := &node{fsys: jfs, ino: journal.RootIno, m: m}
 	timeout := o.Timeout
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
@@ -84,17 +107,24 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
 	}
-	// fs.Mount, with the raw filesystem wrapped to see write flags.
+	// fs.Mount, with the raw filesystem wrapped to list directories
+	// without opening them (dirs.go), to see write flags and to count
+	// requests.
 	if o.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
 	}
-	root.kw.RawFileSystem = fs.NewNodeFS(root, opts)
-	server, err := fuse.NewServer(root.kw, mountpoint, &opts.MountOptions)
+	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts))
+	m.reqs = CountRequests(&m.kw)
+	server, err := fuse.NewServer(m.reqs, mountpoint, &opts.MountOptions)
 	if err != nil {
 		return nil, err
 	}
 	go server.Serve()
 	if err := server.WaitMount(); err != nil {
+		return nil, err
+	}
+	if err := m.decidePassthrough(server, jfs, o.Passthrough, o.Logf); err != nil {
+		server.Unmount()
 		return nil, err
 	}
 	return server, nil
@@ -107,35 +137,34 @@ type node struct {
 	fsys *journal.FS
 	ino  journal.Ino
 	held atomic.Bool // this go-fuse inode holds the journal inode (see child)
-	// directIO: open every file with FOPEN_DIRECT_IO (Options.DirectIO)
-	directIO bool
-	kw       *killWrites // the mount's: which writes must drop privileges
+	m    *mount
 }
 
 var (
-	_ fs.NodeLookuper      = (*node)(nil)
-	_ fs.NodeGetattrer     = (*node)(nil)
-	_ fs.NodeSetattrer     = (*node)(nil)
-	_ fs.NodeCreater       = (*node)(nil)
-	_ fs.NodeMkdirer       = (*node)(nil)
-	_ fs.NodeMknoder       = (*node)(nil)
-	_ fs.NodeSymlinker     = (*node)(nil)
-	_ fs.NodeLinker        = (*node)(nil)
-	_ fs.NodeUnlinker      = (*node)(nil)
-	_ fs.NodeRmdirer       = (*node)(nil)
-	_ fs.NodeRenamer       = (*node)(nil)
-	_ fs.NodeReadlinker    = (*node)(nil)
-	_ fs.NodeOpener        = (*node)(nil)
-	_ fs.NodeReaddirer     = (*node)(nil)
-	_ fs.NodeFsyncer       = (*node)(nil)
-	_ fs.NodeStatfser      = (*node)(nil)
-	_ fs.NodeGetxattrer    = (*node)(nil)
-	_ fs.NodeSetxattrer    = (*node)(nil)
-	_ fs.NodeListxattrer   = (*node)(nil)
-	_ fs.NodeRemovexattrer = (*node)(nil)
-	_ fs.NodeAllocater     = (*node)(nil)
-	_ fs.NodeOnForgetter   = (*node)(nil)
-	_ fs.NodeTmpfiler      = (*node)(nil)
+	_ fs.NodeLookuper       = (*node)(nil)
+	_ fs.NodeGetattrer      = (*node)(nil)
+	_ fs.NodeSetattrer      = (*node)(nil)
+	_ fs.NodeCreater        = (*node)(nil)
+	_ fs.NodeMkdirer        = (*node)(nil)
+	_ fs.NodeMknoder        = (*node)(nil)
+	_ fs.NodeSymlinker      = (*node)(nil)
+	_ fs.NodeLinker         = (*node)(nil)
+	_ fs.NodeUnlinker       = (*node)(nil)
+	_ fs.NodeRmdirer        = (*node)(nil)
+	_ fs.NodeRenamer        = (*node)(nil)
+	_ fs.NodeReadlinker     = (*node)(nil)
+	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeReaddirer      = (*node)(nil)
+	_ fs.NodeOpendirHandler = (*node)(nil)
+	_ fs.NodeFsyncer        = (*node)(nil)
+	_ fs.NodeStatfser       = (*node)(nil)
+	_ fs.NodeGetxattrer     = (*node)(nil)
+	_ fs.NodeSetxattrer     = (*node)(nil)
+	_ fs.NodeListxattrer    = (*node)(nil)
+	_ fs.NodeRemovexattrer  = (*node)(nil)
+	_ fs.NodeAllocater      = (*node)(nil)
+	_ fs.NodeOnForgetter    = (*node)(nil)
+	_ fs.NodeTmpfiler       = (*node)(nil)
 )
 
 // errno turns a journal error into the errno FUSE returns.
@@ -172,7 +201,7 @@ func fillAttr(a journal.Attr, out *fuse.Attr) {
 // journal's answer and the hold.
 func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
 	fillAttr(a, &out.Attr)
-	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, directIO: n.directIO, kw: n.kw}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, m: n.m}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
 	if cn, ok := ch.Operations().(*node); ok && !cn.held.Swap(true) {
 		n.fsys.Hold(a.Ino)
 	}
@@ -197,8 +226,19 @@ func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 		return nil, nil, 0, errno(err)
 	}
 	ch := n.child(ctx, a, out)
+	cn := ch.Operations().(*node)
+	if n.m.pt.Load() {
+		// CreateTmpfile counted an open; this one takes its place
+		// (counted first, so the file is never unused).
+		h, fflags, e := cn.openInPassthroughMount(flags)
+		n.fsys.Release(a.Ino)
+		if e != 0 {
+			return nil, nil, 0, e
+		}
+		return ch, h, fflags, 0
+	}
 	// CreateTmpfile counted this open already.
-	return ch, &handle{n: ch.Operations().(*node), direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags), 0
+	return ch, &handle{n: cn, direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags), 0
 }
 
 func (n *node) isRoot() bool { return n.ino == journal.RootIno }
@@ -240,6 +280,16 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if sz, ok := in.GetSize(); ok {
 		s.Mask |= journal.SetSize
 		s.Size = int64(sz)
+	}
+	if in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER) == 0 && n.Mode()&syscall.S_IFMT == syscall.S_IFREG {
+		// No attribute at all: the kernel's file_remove_privs for a
+		// write by a caller without CAP_FSETID under
+		// HANDLE_KILLPRIV_V2, which a passthrough write makes (see
+		// passthrough.go).
+		if err := n.fsys.DropPrivs(n.ino, journal.KillPriv{Kill: true, InGroup: callerInGroup(ctx, false)}); err != nil {
+			return errno(err)
+		}
+		return n.Getattr(ctx, f, out)
 	}
 	s.Kill = n.killForSetattr(ctx, in, isChown(in, n.Mode()))
 	if t, ok := in.GetATime(); ok {
@@ -378,6 +428,20 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	return fs.NewListDirStream(list), 0
 }
 
+// OpendirHandle opens a directory with its listing taken now, and lets
+// the kernel keep the listings it reads (FOPEN_CACHE_DIR, FOPEN_KEEP_CACHE):
+// a directory changes only through this mount, and the kernel drops its
+// copy when one of its own operations changes the directory or the
+// directory's mtime moves, so a listing of an unchanged directory (dbench's
+// FIND_FIRST, every ls) costs no READDIR round trips at all.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	ds, e := n.Readdir(ctx)
+	if e != 0 {
+		return nil, 0, e
+	}
+	return ds, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
 // Fsync serves fsync and fdatasync of files and directories. It never
 // returns ENOSYS: the kernel would stop sending fsyncs and report success.
 func (n *node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
@@ -454,6 +518,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 }
 
 func (n *node) open(flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if n.m.pt.Load() {
+		return n.openInPassthroughMount(flags)
+	}
 	if err := n.fsys.Open(n.ino); err != nil {
 		return nil, 0, errno(err)
 	}
@@ -464,10 +531,15 @@ func (n *node) open(flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 // Cached opens keep the page cache (FOPEN_KEEP_CACHE): a file changes only
 // through this mount, whose writes the kernel's cache already reflects, so
 // dropping the cache at every open (FUSE's default) would only make each
-// open re-read the file through the daemon.
+// open re-read the file through the daemon. No open wants a FLUSH at
+// close(2) (FOPEN_NOFLUSH): writes reach the journal (or, in passthrough,
+// the data file) before write(2) returns, so a close has nothing to hand
+// over, and the kernel keeps POSIX locks itself. That spares a round trip
+// per close. (A passthrough open's flags gain FOPEN_PASSTHROUGH and lose
+// FOPEN_KEEP_CACHE in go-fuse.)
 func (n *node) openFlags(flags uint32) uint32 {
-	if n.directIO || flags&syscall.O_DIRECT != 0 {
-		return fuse.FOPEN_DIRECT_IO
+	if n.m.directIO || flags&syscall.O_DIRECT != 0 {
+		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
 	}
-	return fuse.FOPEN_KEEP_CACHE
+	return fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH
 }

@@ -60,7 +60,7 @@ func (k *killWrites) wants(ctx context.Context) bool {
 // the kernel asked, judged by the caller's own group membership (it lacks
 // CAP_FSETID, or the kernel would not have asked).
 func (n *node) killForWrite(ctx context.Context) journal.KillPriv {
-	if !n.kw.wants(ctx) {
+	if !n.m.kw.wants(ctx) {
 		return journal.KillPriv{}
 	}
 	return journal.KillPriv{Kill: true, InGroup: callerInGroup(ctx, false)}

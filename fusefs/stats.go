@@ -17,6 +17,7 @@ import (
 type statsNode struct {
 	fs.Inode
 	fsys *journal.FS
+	m    *mount
 }
 
 var (
@@ -30,12 +31,21 @@ var (
 func (s *statsNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno { return 0 }
 
 func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
-	s := &statsNode{fsys: n.fsys}
+	s := &statsNode{fsys: n.fsys, m: n.m}
 	s.fill(&out.Attr)
 	return n.NewInode(ctx, s, fs.StableAttr{Mode: syscall.S_IFREG, Ino: statsIno})
 }
 
-func (s *statsNode) content() []byte { return StatsText(s.fsys) }
+// content is .stats: the journal's counters and the daemon's CPU time
+// (StatsText), then this mount's: whether regular files are open in
+// kernel passthrough, and the FUSE requests served so far (those reading
+// .stats included).
+func (s *statsNode) content() []byte {
+	b := bytes.NewBuffer(StatsText(s.fsys))
+	fmt.Fprintf(b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[s.m.pt.Load()])
+	s.m.reqs.WriteTo(b)
+	return b.Bytes()
+}
 
 // StatsText is what .stats shows of fsys: its counters in the .stats
 // format (journal.ParseStats reads it back), and the daemon's CPU time.

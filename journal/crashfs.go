@@ -39,9 +39,25 @@ import (
 //   - Sync (fsync) makes the file's data and size durable. Datasync
 //     (fdatasync) does the same on Linux for everything this model keeps:
 //     fdatasync writes the size when it changed, since reading the data back
-//     needs it (fdatasync(2)), and skips only timestamps, which this model
-//     does not keep because the store never reads its files' times. Neither
+//     needs it (fdatasync(2)), and skips only timestamps, which no crash
+//     image keeps (fstat shows them while the filesystem lives). Neither
 //     makes the file's name durable.
+//   - Write-back without a flush. Writeback (sync_file_range) writes the
+//     file's dirty pages to the device and waits, but the device may still
+//     hold them in its volatile cache, and the file's metadata is not
+//     written: so it helps only an overwrite of blocks that are allocated
+//     and written on the device already, which needs no metadata to be read
+//     back. The model keeps, per file, the byte ranges durably written (data
+//     written and then synced; a hole punch, a zero range or a shrink takes
+//     ranges away, a preallocation adds none: its extents are unwritten).
+//     Writeback moves the file's changes into the device's cache only when
+//     every one of them is such an overwrite, inside the durable size, and
+//     the size has not changed; otherwise it moves nothing (and the changes
+//     stay as volatile as before). The device's cache is flushed by every
+//     Sync, Datasync and SyncDir of any file or directory, as a filesystem
+//     on one device flushes its cache for each of them; until then a crash
+//     loses, keeps or tears each change in it like any other. Overwritable
+//     reports the written prefix of a file.
 //   - Names. Creating a file, Mkdir, Rename (atomic, within one directory)
 //     and Remove change the directory at once for every reader and are
 //     durable only after SyncDir of that directory. At a crash a directory
@@ -68,6 +84,8 @@ type CrashFS struct {
 	// FaultCall.Op does) and the path: a place to take a crash image
 	// (crashLocked) in the middle of any sequence of calls.
 	onChange func(c *CrashFS, op, name string)
+
+	cached map[*cnode]bool // files with changes in the device's cache
 }
 
 func (c *CrashFS) changed(op, name string) {
@@ -91,9 +109,12 @@ type cnode struct {
 	// Files.
 	data    []byte       // what every reader sees
 	disk    []byte       // durable bytes; len is the durable size
-	pending []dataChange // made since the last sync, in order
+	written []span       // durably allocated and written ranges of disk, sorted, apart
+	cached  []dataChange // written back into the device's cache, not flushed: before every pending one
+	pending []dataChange // made since the last sync (and not written back), in order
 	minSize int64        // smallest size since the last sync
 	lock    int          // flock: >0 shared holders, -1 exclusive
+	mtime   int64        // last change of data or size (ns), as fstat shows it; not kept by a crash
 }
 
 // nameChange is one entry change: name now names node (nil: removed);
@@ -109,6 +130,7 @@ type dataChange struct {
 	data   []byte // bytes written from off (nil: a size change only)
 	zeroTo int64  // a shrinking truncate to off: the bytes cut, to here
 	size   int64  // the file's size after the change
+	unmap  bool   // the data is zeros of a hole punch or zero range: the range is no longer written
 }
 
 // NewCrashFS returns an empty filesystem holding only its root directory.
@@ -256,6 +278,7 @@ func (c *CrashFS) truncate(n *cnode, size int64) {
 		ch.zeroTo = int64(len(n.data))
 	}
 	c.resize(n, size)
+	n.touch()
 	n.pending = append(n.pending, ch)
 }
 
@@ -369,8 +392,21 @@ func (c *CrashFS) SyncDir(name string) error {
 	}
 	n.durable = maps.Clone(n.entries)
 	n.changes = nil
+	c.flushCacheLocked()
 	c.changed("syncdir", name)
 	return nil
+}
+
+// flushCacheLocked makes what the device's cache holds durable, as a flush
+// of the device does. The caller holds c.mu.
+func (c *CrashFS) flushCacheLocked() {
+	for n := range c.cached {
+		for _, ch := range n.cached {
+			copy(n.disk[ch.off:], ch.data)
+		}
+		n.cached = nil
+	}
+	clear(c.cached)
 }
 
 func (c *CrashFS) Statfs(name string) (Space, error) {
@@ -500,6 +536,7 @@ func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
 		f.fs.resize(f.n, end)
 	}
 	copy(f.n.data[off:], p)
+	f.n.touch()
 	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.data))})
 	f.fs.changed("write", f.name)
 	return len(p), nil
@@ -547,7 +584,9 @@ func (f *crashFile) Allocate(mode uint32, off, n int64) error {
 	if mode&(FallocPunchHole|FallocZeroRange) != 0 && off < size {
 		clear(f.n.data[off:min(end, size)])
 		ch.data = make([]byte, min(end, size)-off)
+		ch.unmap = true
 	}
+	f.n.touch()
 	f.n.pending = append(f.n.pending, ch)
 	f.fs.changed("fallocate", f.name)
 	return nil
@@ -570,15 +609,77 @@ func (f *crashFile) sync(op string) error {
 	keep := min(int64(len(n.disk)), n.minSize, size)
 	disk := resized(n.disk[:keep], size)
 	copy(disk[keep:], n.data[keep:])
-	for _, ch := range n.pending {
+	for _, ch := range slices.Concat(n.cached, n.pending) {
 		if ch.data != nil && ch.off < keep {
 			hi := min(ch.off+int64(len(ch.data)), keep)
 			copy(disk[ch.off:hi], n.data[ch.off:hi])
 		}
 	}
-	n.disk, n.pending, n.minSize = disk, nil, size
+	// What is now allocated and written on the device.
+	for _, ch := range n.pending {
+		switch {
+		case ch.zeroTo > 0:
+			n.written = removeSpan(n.written, ch.off, ch.zeroTo)
+		case ch.unmap:
+			n.written = removeSpan(n.written, ch.off, ch.off+int64(len(ch.data)))
+		case ch.data != nil:
+			n.written = addSpan(n.written, ch.off, ch.off+int64(len(ch.data)))
+		}
+	}
+	n.written = removeSpan(n.written, size, 1<<62)
+	n.disk, n.cached, n.pending, n.minSize = disk, nil, nil, size
+	delete(f.fs.cached, n)
+	f.fs.flushCacheLocked()
 	f.fs.changed(op, f.name)
 	return nil
+}
+
+// Writeback is sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) over the
+// whole file: see the type's comment for what it makes durable, and when.
+func (f *crashFile) Writeback() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return pathErr("sync_file_range", f.name, syscall.EBADF)
+	}
+	n := f.n
+	size := int64(len(n.disk))
+	if int64(len(n.data)) != size || n.minSize < size {
+		return nil // the size changed: writing back cannot make that durable
+	}
+	for _, ch := range n.pending {
+		if ch.data == nil || ch.unmap || ch.zeroTo > 0 || !covers(n.written, ch.off, ch.off+int64(len(ch.data))) {
+			return nil // not an overwrite of written blocks: stays as volatile as it was
+		}
+	}
+	if len(n.pending) > 0 {
+		n.cached = append(n.cached, n.pending...)
+		n.pending = nil
+		if f.fs.cached == nil {
+			f.fs.cached = map[*cnode]bool{}
+		}
+		f.fs.cached[n] = true
+	}
+	f.fs.changed("writeback", f.name)
+	return nil
+}
+
+// Overwritable reports how long a prefix of the file is durably allocated
+// and written.
+func (f *crashFile) Overwritable() (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return 0, pathErr("fiemap", f.name, syscall.EBADF)
+	}
+	var end int64
+	for _, s := range f.n.written {
+		if s.lo > end {
+			break
+		}
+		end = max(end, s.hi)
+	}
+	return min(end, int64(len(f.n.disk))), nil
 }
 
 // writebackFailed models a failed fsync on Linux: the changes it was to
@@ -590,6 +691,24 @@ func (f *crashFile) writebackFailed() {
 	defer f.fs.mu.Unlock()
 	f.n.pending = nil
 	f.n.minSize = int64(len(f.n.data))
+}
+
+func (f *crashFile) Stat() (FileStat, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return FileStat{}, pathErr("fstat", f.name, syscall.EBADF)
+	}
+	return FileStat{Size: int64(len(f.n.data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
+}
+
+// touch stamps a change of n's data or size, as the kernel stamps mtime
+// and ctime: from its coarse clock, one tick (4 ms at HZ=250) at a time,
+// so that changes within a tick leave the times as they were, as on most
+// Linux filesystems.
+func (n *cnode) touch() {
+	now := time.Now().UnixNano()
+	n.mtime = now - now%int64(4*time.Millisecond)
 }
 
 func (f *crashFile) Size() (int64, error) {
@@ -669,6 +788,7 @@ func (c *CrashFS) crashLocked(r *rand.Rand) *CrashFS {
 		m.disk = crashData(n, r, policy)
 		m.data = slices.Clone(m.disk)
 		m.minSize = int64(len(m.data))
+		m.written = removeSpan(slices.Clone(n.written), int64(len(m.disk)), 1<<62)
 		return m
 	}
 	out.root = conv(c.root)
@@ -684,10 +804,10 @@ func (c *CrashFS) crashLocked(r *rand.Rand) *CrashFS {
 // crashData is a file's bytes after a crash.
 func crashData(n *cnode, r *rand.Rand, policy int) []byte {
 	img := slices.Clone(n.disk)
-	if r == nil || policy == 2 || len(n.pending) == 0 {
+	if r == nil || policy == 2 || len(n.pending)+len(n.cached) == 0 {
 		return img
 	}
-	for _, ch := range n.pending {
+	for _, ch := range slices.Concat(n.cached, n.pending) {
 		fate := 1 // kept
 		if policy < 2 {
 			fate = r.IntN(3) // 0 lost, 1 kept, 2 torn
@@ -717,9 +837,11 @@ func crashData(n *cnode, r *rand.Rand, policy int) []byte {
 			}
 		}
 	}
-	// The size: any the file had since its last sync.
+	// The size: any the file had since its last sync (written-back
+	// changes never changed it).
 	size := int64(len(n.disk))
 	switch k := r.IntN(len(n.pending) + 1); {
+	case len(n.pending) == 0:
 	case policy == 3:
 		size = n.pending[len(n.pending)-1].size
 	case k > 0:
@@ -739,7 +861,7 @@ func (c *CrashFS) Edit(name string, edit func(b []byte)) error {
 		return err
 	case n == nil:
 		return pathErr("edit", name, syscall.ENOENT)
-	case n.dir || len(n.pending) > 0:
+	case n.dir || len(n.pending)+len(n.cached) > 0:
 		return pathErr("edit", name, syscall.EINVAL)
 	}
 	edit(n.data)
@@ -759,7 +881,7 @@ func (c *CrashFS) Pending() int {
 			return 0
 		}
 		seen[n] = true
-		k := len(n.pending) + len(n.changes)
+		k := len(n.pending) + len(n.cached) + len(n.changes)
 		for _, e := range n.entries {
 			k += count(e)
 		}

@@ -19,6 +19,22 @@ type Device interface {
 	Close() error
 }
 
+// StoreLog is a Device that is the store's own log file (DIR/log, through
+// the store's StoreFS), or wraps it: its Sync is then a flush of the
+// filesystem the data files are on, which an fsync may count on to make a
+// data file's written-back blocks durable too (FS.flushCovers). A Device
+// that does not say so is taken to be elsewhere.
+type StoreLog interface {
+	Device
+	StoreLog() bool
+}
+
+// storeLog reports whether d says it is the store's log file.
+func storeLog(d Device) bool {
+	s, ok := d.(StoreLog)
+	return ok && s.StoreLog()
+}
+
 // fileDevice is the log file of a store.
 type fileDevice struct {
 	f    StoreFile
@@ -45,6 +61,7 @@ func (d *fileDevice) ReadAt(p []byte, off int64) (int, error)  { return d.f.Read
 func (d *fileDevice) WriteAt(p []byte, off int64) (int, error) { return d.f.WriteAt(p, off) }
 func (d *fileDevice) Size() int64                              { return d.size }
 func (d *fileDevice) Close() error                             { return d.f.Close() }
+func (d *fileDevice) StoreLog() bool                           { return true }
 
 // Sync uses fdatasync: the log file's size never changes, so its data is
 // all that needs to reach the disk.

@@ -5,7 +5,12 @@
 // §4). It works without FUSE; package fusefs only calls it. Every read and
 // write of the store goes through a StoreFS (storefs.go): the real
 // filesystem in use; in tests CrashFS, which models what a power cut keeps,
-// and FaultFS, which fails chosen calls.
+// and FaultFS, which fails chosen calls. The one exception is by design: in
+// metadata-journal mode the data file of a file open in kernel FUSE
+// passthrough is read and written by the kernel directly, and the journal
+// learns what that did to the inode from the data file (passthrough.go).
+// Small writes may be logged with their bytes (immediate.go), and an
+// overwrite's fsync may share the log's device flush (fiemap.go).
 //
 // # Recovery
 //

@@ -10,7 +10,7 @@ import (
 
 // FaultCall is one call a FaultFS is about to pass on.
 type FaultCall struct {
-	Op   string // open, create, read, write, truncate, fallocate, fsync, fdatasync, mkdir, remove, rename, readdir, stat, syncdir, statfs, lock
+	Op   string // open, create, read, write, truncate, fallocate, fsync, fdatasync, writeback, mkdir, remove, rename, readdir, stat, syncdir, statfs, lock
 	Name string // the path (for rename, the old one; for file calls, the name it was opened by)
 	New  string // rename's new path
 }
@@ -190,6 +190,15 @@ func (f *faultFile) Datasync() error {
 		return err
 	}
 	return f.StoreFile.Datasync()
+}
+
+// A failed write-back loses what it was to write, as a failed fsync does.
+func (f *faultFile) Writeback() error {
+	if err := f.fs.fail("writeback", f.name); err != nil {
+		f.writebackFailed()
+		return err
+	}
+	return f.StoreFile.Writeback()
 }
 
 func (f *faultFile) writebackFailed() {

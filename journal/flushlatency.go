@@ -57,6 +57,8 @@ type flushDevice struct {
 	lat *flushLatency
 }
 
+func (d flushDevice) StoreLog() bool { return storeLog(d.Device) }
+
 func (d flushDevice) Sync() error {
 	start := d.lat.start()
 	err := d.Device.Sync()
@@ -67,6 +69,7 @@ func (d flushDevice) Sync() error {
 // fdatasync makes a data file's bytes durable, taking the emulated flush
 // latency when there is one.
 func (fs *FS) fdatasync(f StoreFile) error {
+	fs.syncs.data.Add(1)
 	if fs.flush == nil {
 		return f.Datasync()
 	}
@@ -74,4 +77,10 @@ func (fs *FS) fdatasync(f StoreFile) error {
 	err := f.Datasync()
 	fs.flush.wait(start)
 	return err
+}
+
+// syncDataDir makes the data directory's entries durable.
+func (fs *FS) syncDataDir() error {
+	fs.syncs.dir.Add(1)
+	return fs.st.SyncDir(fs.dataDir)
 }

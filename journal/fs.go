@@ -74,6 +74,11 @@ type Options struct {
 	// refused with EROFS; NoRecovery (with ReadOnly) replays the log in
 	// memory only and writes nothing to the store (see readonly.go).
 	ReadOnly, NoRecovery bool
+
+	// ImmediateWrite, in metadata-journal mode, logs writes of at most
+	// this many bytes with their bytes, so that their fsync is a log
+	// force alone (immediate.go); 0: none. Not with passthrough.
+	ImmediateWrite int
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -114,6 +119,9 @@ type FS struct {
 
 	statesMu sync.Mutex
 	states   map[Ino]*inodeState
+	ptStale  map[Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
+	ptLive   atomic.Int32        // len(ptStale), read without the lock
+	learned  atomic.Uint64       // setattrs committed for what the kernel did to data files
 
 	dirtyMu sync.Mutex
 	dirty   map[Ino]bool // data files written since the last checkpoint
@@ -128,12 +136,18 @@ type FS struct {
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
 	forcer   *logForcer
-	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
+	// flushCovers: the log's device flush makes data files' written-back
+	// blocks durable too (the log is a file beside them, on the same
+	// filesystem), so an fsync may write an overwrite back without a
+	// flush of its own (fsops.go writeBack).
+	flushCovers bool
+	ckptErr     atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
 	overlay replayOverlay // NoRecovery: what replay would have written to data files
 
 	fsyncs    atomic.Uint64
 	fsyncHist [histBuckets]atomic.Uint64
+	syncs     syncCounts    // calls that make something durable (stats.go)
 	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
@@ -149,14 +163,33 @@ type inodeState struct {
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
 	file      StoreFile
-	direct    StoreFile  // O_DIRECT descriptor of the data file, for O_DIRECT opens
-	noDirect  bool       // the filesystem under the store refused O_DIRECT
-	newFile   bool       // data file created since the data directory was last synced
-	dataDirty bool       // data file written since the last fdatasync
-	dataErr   error      // a data sync failed: what it was to write may be lost, and fsync says so from then on
-	cutOwed   bool       // a shrink is durable but cutting the data file failed: cut before it grows again
+	direct    StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	noDirect  bool      // the filesystem under the store refused O_DIRECT
+	newFile   bool      // data file created since the data directory was last synced
+	dataDirty bool      // data file written since the last fdatasync
+	dataErr   error     // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool      // a shrink is durable but cutting the data file failed: cut before it grows again
+	// What fsync's write-back without a flush needs (fsops.go writeBack):
+	// the size the last fdatasync of the open data file synced (-1: none
+	// yet), how much of it was written in place then, and whether the
+	// journal changed the data file's blocks or size since.
+	syncedSize   int64
+	overwritable int64
+	allocDirty   bool
+
+	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
 	lsn       logbuf.LSN // newest transaction touching the inode
 	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
+
+	// Passthrough (passthrough.go): opens through which the kernel writes
+	// the data file itself, whether it may have changed it since the
+	// journal last learned it, and its mtime then.
+	ptOpens     atomic.Int32 // passthrough opens, of the opens
+	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
+	ptWriters   atomic.Int32
+	ptStale     bool
+	ptMtime     int64
+	syncWarned  bool // said that a synchronous open joined passthrough ones
 }
 
 type freedInode struct {
@@ -272,7 +305,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	}
 	fs := &FS{
 		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
-		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
+		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, ptStale: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
@@ -298,7 +331,18 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		fs.overlay = replayOverlay{}
 	}
 	replayed := map[Ino]bool{}
-	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed) })
+	var deferred *deferredWrites
+	if opts.Journal == JournalMeta {
+		deferred = &deferredWrites{} // logged bytes of immediate writes (immediate.go)
+	}
+	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed, deferred) })
+	if err == nil && deferred != nil {
+		if fs.overlay != nil {
+			deferred.layOver(fs.overlay)
+		} else {
+			err = deferred.apply(fs, replayed)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +394,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 			return nil, fmt.Errorf("mount: %w", err)
 		}
 	}
+	fs.flushCovers = storeLog(dev) && sameFilesystem(fs.st, filepath.Join(dir, logName), fs.dataDir)
 	fs.x, err = newXlog(xlogConfig{
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
 		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
@@ -364,7 +409,10 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return fs, nil
 	}
 	go fs.checkpointer()
-	fs.forcer = startLogForcer(opts.LogForceInterval, fs.x.forceAll, opts.Logf)
+	fs.forcer = startLogForcer(opts.LogForceInterval, func() error {
+		fs.learnAll()
+		return fs.x.forceAll()
+	}, opts.Logf)
 	return fs, nil
 }
 
@@ -391,9 +439,21 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 
 // replayOp applies one replayed op to the model and, for data-journal
 // writes, to the data file; replayed collects the data files it changed.
-func (fs *FS) replayOp(op *Op, replayed map[Ino]bool) error {
+// A metadata-journal log's logged bytes (immediate writes) are deferred
+// instead, to deferred.
+func (fs *FS) replayOp(op *Op, replayed map[Ino]bool, deferred *deferredWrites) error {
+	oldSize := int64(-1)
+	if in := fs.model.Inodes[op.Ino]; in != nil {
+		oldSize = in.Size
+	}
 	if err := fs.model.Apply(op); err != nil {
 		return err
+	}
+	if deferred != nil {
+		// Metadata journal: only immediate writes carry bytes, applied
+		// (or laid over, NoRecovery) once the whole log is read.
+		deferred.note(op, oldSize)
+		return nil
 	}
 	if fs.overlay != nil {
 		fs.overlay.add(op, fs.opts.Journal) // NoRecovery: in memory only
@@ -504,6 +564,9 @@ func (fs *FS) Options() Options { return fs.opts }
 // Close checkpoints, writes the unmount record and stops the log: the next
 // mount finds a clean log and replays nothing.
 func (fs *FS) Close() error {
+	// What the kernel wrote to data files still open (a lazy unmount)
+	// goes into the log with the rest.
+	fs.learnAll()
 	// No transaction from here on. The lock comes before the checkpointer
 	// stops: a transaction waiting for log space holds it, and only a
 	// checkpoint can let it finish.
@@ -595,7 +658,7 @@ func (fs *FS) state(ino Ino) *inodeState {
 	defer fs.statesMu.Unlock()
 	st := fs.states[ino]
 	if st == nil {
-		st = &inodeState{}
+		st = &inodeState{syncedSize: -1}
 		fs.states[ino] = st
 	}
 	return st
@@ -656,7 +719,7 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		st.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
-			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) {
+			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
 				st.dataLSN = lsn
 			}
 		}
@@ -670,6 +733,17 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 // logged bytes would bring the punched ones back.
 func (fs *FS) zeroesLogged(op *Op) bool {
 	return fs.opts.Journal == JournalData && op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+}
+
+// supersedesLogged reports whether op, with immediate writes on, changes
+// file bytes by other means than logging them (a write to the data file
+// only, a hole punch or zero range): fdatasync must force it, or a replay
+// would write older logged bytes over what it made durable (immediate.go).
+func (fs *FS) supersedesLogged(op *Op) bool {
+	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite == 0 {
+		return false
+	}
+	return op.Type == OpWrite && op.Data == nil || op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
 }
 
 // commit takes the model lock and commits op.
@@ -836,6 +910,7 @@ func (fs *FS) checkpoint(final bool) error {
 
 func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 	fs.ckptSeq++
+	fs.syncs.checkpoint.Add(2) // the file's fsync and the directory's
 	return writeCheckpoint(fs.st, fs.dir, &Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
@@ -851,6 +926,7 @@ func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
 // writebackError, which stops the journal before a checkpoint can move the
 // tail past the only copy of those bytes.
 func (fs *FS) syncDataFiles() error {
+	fs.markPassthroughDirty()
 	fs.dirtyMu.Lock()
 	dirty := fs.dirty
 	fs.dirty = map[Ino]bool{}
@@ -873,13 +949,13 @@ func (fs *FS) syncDataFiles() error {
 				st.mu.Unlock()
 			}
 			err = fmt.Errorf("syncing data file of inode %d: %w", ino, err)
-			if fs.opts.Journal == JournalData {
+			if fs.opts.Journal == JournalData || fs.opts.ImmediateWrite > 0 {
 				return &writebackError{err}
 			}
 			return err
 		}
 	}
-	if err := fs.st.SyncDir(fs.dataDir); err != nil {
+	if err := fs.syncDataDir(); err != nil {
 		redirty(inos)
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +37,14 @@ type DirEntry struct {
 
 // GetAttr returns an inode's attributes.
 func (fs *FS) GetAttr(ino Ino) (Attr, error) {
+	// A journal that cannot commit what it learned still answers, from
+	// the model.
+	fs.learnIfStale(ino)
+	return fs.attr(ino)
+}
+
+// attr returns an inode's attributes as the model has them.
+func (fs *FS) attr(ino Ino) (Attr, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -50,12 +57,22 @@ func (fs *FS) GetAttr(ino Ino) (Attr, error) {
 // Lookup finds name in directory parent.
 func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
 	fs.mu.RLock()
-	defer fs.mu.RUnlock()
 	in, err := fs.model.Lookup(parent, name)
-	if err != nil {
-		return Attr{}, err
+	var a Attr
+	if err == nil {
+		a = attrOf(in)
 	}
-	return attrOf(in), nil
+	fs.mu.RUnlock()
+	if err != nil || fs.ptLive.Load() == 0 || a.Mode&ModeType != ModeReg {
+		return a, err
+	}
+	// The kernel takes the size in the answer for the file's: it must
+	// include what the kernel wrote to the data file itself.
+	fs.learnIfStale(a.Ino)
+	if a2, err := fs.attr(a.Ino); err == nil {
+		a = a2
+	}
+	return a, nil
 }
 
 // Create makes a new inode named name in parent: a regular file,
@@ -73,6 +90,7 @@ func (fs *FS) Create(parent Ino, name string, mode, uid, gid, rdev uint32, targe
 
 // Link adds the name parent/name for ino.
 func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
+	fs.learnIfStale(ino)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	op := Op{Type: OpLink, Ino: ino, Parent: parent, Name: name, Ctime: nowNanos()}
@@ -319,8 +337,10 @@ func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
 	if err == nil && st.cutOwed {
 		if err = f.Truncate(fs.size(ino)); err == nil {
 			st.cutOwed = false
+			st.allocDirty = true
 			st.dataDirty = true
 			fs.markDirty(ino)
+			err = fs.syncBeforeSuperseding(st, f)
 		}
 	}
 	return f, err
@@ -457,14 +477,32 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 		piece := p[done:min(len(p), done+chunk)]
 		n, werr := fs.writeAt(ino, st, f, piece, off+int64(done), direct)
 		fs.markDirty(ino)
-		st.dataDirty = true
-		if (n > 0 || len(p) == 0) && !fs.writeChangesNothing(ino, off+int64(done)+int64(n)) {
+		// An immediate write's bytes go into the log (immediate.go):
+		// its fsync needs the log alone, but a checkpoint syncs the
+		// data file before the tail moves past them (markDirty).
+		logged := fs.immediate(len(p)) && n > 0
+		if !logged {
+			st.dataDirty = true
+		}
+		if off+int64(done+n) > st.overwritable {
+			st.allocDirty = true // past what was written in place
+		}
+		if (n > 0 || len(p) == 0) && (logged || !fs.writeChangesNothing(ino, off+int64(done)+int64(n))) {
 			op := Op{Type: OpWrite, Ino: ino, Off: off + int64(done), Len: int64(n), Ctime: fileTime()}
-			if fs.opts.Journal == JournalData {
+			if fs.opts.Journal == JournalData || logged {
 				op.Data = piece[:n]
 			}
-			if _, err := fs.commit(&op); err != nil {
+			if !logged {
+				if err := fs.syncBeforeSuperseding(st, f); err != nil {
+					return done, shortWrite(done, err)
+				}
+			}
+			lsn, err := fs.commit(&op)
+			if err != nil {
 				return done, shortWrite(done, err)
+			}
+			if logged {
+				st.loggedLSN = lsn
 			}
 		}
 		done += n
@@ -508,6 +546,9 @@ func (fs *FS) writeChangesNothing(ino Ino, end int64) bool {
 	if fs.opts.Journal != JournalMeta {
 		return false // the bytes themselves must be logged
 	}
+	if fs.opts.ImmediateWrite > 0 {
+		return false // it may supersede logged bytes, which replay must know (immediate.go)
+	}
 	t := fileTime()
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
@@ -532,10 +573,16 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
 		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
 	if in.Mask&SetSize == 0 {
+		// Learned first: a later learn must not take the kernel's
+		// earlier write for newer than this change (a utimes after
+		// the write, as tar and cp -p make).
+		if err := fs.learnIfStale(ino); err != nil {
+			return Attr{}, errno(err)
+		}
 		if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 			return Attr{}, errno(err)
 		}
-		return fs.GetAttr(ino)
+		return fs.attr(ino)
 	}
 	if _, err := fs.regular(ino); err != nil {
 		return Attr{}, err
@@ -550,10 +597,14 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
+	if err := fs.learn(ino, st); err != nil {
+		return Attr{}, errno(err)
+	}
 	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return Attr{}, errno(err)
 	}
+	defer fs.afterChange(st, f)
 	// Either way the data file's new size is owed to the next fsync or
 	// fdatasync, like written bytes: a file cut and grown again must read
 	// back zeros, not what a lost cut of its data file left.
@@ -591,6 +642,11 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 				st.dataDirty = true
 				if fs.ckpts.Load() != ckpts && !st.cutOwed {
 					err = fs.syncDataLocked(ino, st)
+				} else if !st.cutOwed {
+					// Replay drops logged bytes past the cut
+					// (immediate.go): the cut must be durable
+					// before the file can grow again.
+					err = fs.syncBeforeSuperseding(st, f)
 				}
 			}
 			fs.ckptMu.Unlock()
@@ -598,7 +654,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		if err != nil {
 			return Attr{}, errno(err)
 		}
-		return fs.GetAttr(ino)
+		return fs.attr(ino)
 	}
 	if err := f.Truncate(in.Size); err != nil {
 		return Attr{}, errno(err)
@@ -608,7 +664,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 	if _, err := fs.commitSetattr(&op, in.Kill); err != nil {
 		return Attr{}, errno(err)
 	}
-	return fs.GetAttr(ino)
+	return fs.attr(ino)
 }
 
 // Fallocate preallocates, punches a hole or zeroes a range (fallocate(2)
@@ -630,6 +686,9 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.doneWithFile()
+	if err := fs.learn(ino, st); err != nil {
+		return errno(err)
+	}
 	f, err := fs.dataFileToChange(ino, st)
 	if err != nil {
 		return errno(err)
@@ -637,6 +696,12 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
 	}
+	if mode&(FallocPunchHole|FallocZeroRange) != 0 {
+		if err := fs.syncBeforeSuperseding(st, f); err != nil {
+			return errno(err)
+		}
+	}
+	fs.afterChange(st, f)
 	fs.markDirty(ino)
 	st.dataDirty = true
 	op := Op{Type: OpFallocate, Ino: ino, Mode: mode, Off: off, Len: length, Ctime: fileTime()}
@@ -658,6 +723,13 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 		return syscall.ENOENT
 	}
 	st := fs.state(ino)
+	if in.IsRegular() {
+		// What the kernel wrote to the data file itself is logged
+		// first, so the force below covers its size.
+		if err := fs.learnIfStale(ino); err != nil {
+			return errno(err)
+		}
+	}
 	fs.mu.RLock()
 	lsn := st.lsn
 	if datasync {
@@ -667,26 +739,59 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// In meta mode the data file's sync and the log force are both owed
 	// before fsync returns, and neither needs the other first: run them
 	// side by side, so an fsync costs one device flush of latency, not two.
+	// Better still, when the data file needs no metadata (an overwrite of
+	// blocks it had when last synced, at the same size), write its data
+	// back without a flush and let the log force's flush cover it: one
+	// device flush in all.
 	var dataErr error
-	var wg sync.WaitGroup
 	if fs.opts.Journal == JournalMeta && in.IsRegular() {
 		dirty, lost := st.dataState()
-		if lost != nil {
+		switch {
+		case lost != nil:
 			dataErr = lost
-		} else if dirty {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				dataErr = fs.syncData(ino, st)
-			}()
+		case !dirty:
+		case fs.writeBack(st):
+			return errno(fs.x.forceFlush(lsn))
+		default:
+			// The log writer starts on the force while this
+			// goroutine syncs the data file.
+			fs.x.startForce(lsn)
+			dataErr = fs.syncData(ino, st)
 		}
 	}
 	logErr := fs.x.force(lsn)
-	wg.Wait()
 	if dataErr != nil {
 		return errno(dataErr)
 	}
 	return errno(logErr)
+}
+
+// writeBack writes an overwrite's data back without a flush (Writeback)
+// if the data file allows it: the filesystem under the store covers data
+// files with the log's flushes (flushCovers), nothing changed the data
+// file's allocation or size since its last fdatasync, its name is durable,
+// and all of it was written in place then (Overwritable). It reports
+// whether it did; a write-back that fails is remembered as a failed sync.
+func (fs *FS) writeBack(st *inodeState) bool {
+	if !fs.flushCovers {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.file == nil || st.allocDirty || st.newFile || st.dataErr != nil || !st.unsynced() {
+		return false
+	}
+	s, err := st.file.Stat()
+	if err != nil || s.Size != st.syncedSize || s.Size > st.overwritable {
+		return false
+	}
+	fs.syncs.writeback.Add(1)
+	if err := st.file.Writeback(); err != nil {
+		st.dataErr = err
+		return false // fsync then reports it, as a failed fdatasync
+	}
+	st.dataDirty = false
+	return true
 }
 
 // dataState reports whether the data file has unsynced writes, and the
@@ -694,8 +799,14 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 func (st *inodeState) dataState() (dirty bool, lost error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.dataDirty, st.dataErr
+	return st.unsynced(), st.dataErr
 }
+
+// unsynced reports whether the data file may hold writes not yet synced:
+// the journal's own, or the kernel's through an open that writes the data
+// file directly (which the journal cannot see, so it syncs at every fsync
+// while one is open). The caller holds st.mu.
+func (st *inodeState) unsynced() bool { return st.dataDirty || st.ptWriters.Load() > 0 }
 
 // syncData makes a data file's written bytes, and its name in the data
 // directory if it is new, durable. A failed sync is remembered: the
@@ -713,12 +824,12 @@ func (fs *FS) syncDataLocked(ino Ino, st *inodeState) error {
 	if st.dataErr != nil {
 		return st.dataErr
 	}
-	if !st.dataDirty {
+	if !st.unsynced() {
 		return nil
 	}
 	var err error
 	if st.file != nil {
-		err = fs.fdatasync(st.file)
+		err = fs.syncAndMeasure(st)
 	} else {
 		err = fs.withDataFileIfExists(ino, fs.fdatasync)
 	}
@@ -727,12 +838,31 @@ func (fs *FS) syncDataLocked(ino Ino, st *inodeState) error {
 		return err
 	}
 	if st.newFile {
-		if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name
+		if err := fs.syncDataDir(); err != nil { // the new data file's name
 			return err
 		}
 		st.newFile = false
 	}
 	st.dataDirty = false
+	return nil
+}
+
+// syncAndMeasure fdatasyncs the open data file, and records what a later
+// fsync's write-back needs to know (see writeBack): the size it synced,
+// and how much of it was allocated and written then. The caller holds
+// st.mu.
+func (fs *FS) syncAndMeasure(st *inodeState) error {
+	st.syncedSize, st.overwritable = -1, 0
+	s, serr := st.file.Stat()
+	if err := fs.fdatasync(st.file); err != nil {
+		return err
+	}
+	if serr == nil && fs.flushCovers {
+		if n, err := st.file.Overwritable(); err == nil {
+			st.syncedSize, st.overwritable = s.Size, min(n, s.Size)
+			st.allocDirty = false
+		}
+	}
 	return nil
 }
 

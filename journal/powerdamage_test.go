@@ -122,6 +122,8 @@ type acctDevice struct {
 	w *powerWorld
 }
 
+func (d acctDevice) StoreLog() bool { return storeLog(d.Device) }
+
 func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 	old := make([]byte, len(p))
 	if _, err := d.Device.ReadAt(old, off); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -142,6 +143,17 @@ func (v ackView) allowed(off int64, b byte, k uint32) bool {
 	return false
 }
 
+// shrunk reports whether a shrink of the file made after the
+// acknowledgment is among the transactions up to k.
+func (v ackView) shrunk(k uint32) bool {
+	for _, c := range v.ack.since[:v.n] {
+		if c.tid != 0 && int32(k-c.tid) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // powerDigest is a model's hash without its orphans (inodes only an open
 // file kept, which a crash frees).
 func powerDigest(m *Model) [32]byte {
@@ -159,6 +171,7 @@ type powerState struct {
 	acks      map[Ino]ackView
 	ckptSeq   uint64 // Seq of the checkpoint file the filesystem saw then
 	during    string // "" between operations, else what was running
+	shrinking Ino    // a truncate of this inode was running: it may be shorter than acknowledged
 	gen       int    // mounts since mkfs: after 0, the store was recovered from a crash
 	history   map[Ino][]string
 	// The writer's account as of the image: the newest record it had
@@ -184,6 +197,7 @@ type powerStats struct {
 	checkpoints int // written while the states were taken
 	damage      damageStats
 	badMark     atomic.Bool // a wrong durable watermark was reported
+	writebacks  int         // fsyncs that wrote data back without a flush of their own
 }
 
 // powerWorld is one store on a CrashFS under the test.
@@ -200,15 +214,19 @@ type powerWorld struct {
 	files     map[Ino]*fileOracle
 	states    []powerState
 	during    string
+	shrinking Ino // the inode a running truncate changes
 	hookRate  float64
 	lastTID   atomic.Uint32
 	acked     uint32
-	opened    []Ino          // open handles (some never released: orphans at the crash)
+	opened    []Ino // open handles (some never released: orphans at the crash)
+	pt        bool  // opens are passthrough opens: the test writes their data files as the kernel would
+	ptFile    map[Ino]StoreFile
 	tidOf     map[Ino]uint32 // newest transaction touching an inode (what fsync forces)
 	dataTid   map[Ino]uint32 // newest one fdatasync of it must force
 	sizeOf    map[Ino]int64
 	digests   map[uint32][32]byte // the model after each transaction of this mount
 	fsyncRate float64
+	pageRate  float64 // share of steps that overwrite an open file and fsync it
 	names     []string
 	stats     *powerStats
 	gen       int
@@ -260,7 +278,7 @@ func (w *powerWorld) hook(c *CrashFS, op, name string) {
 func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
 	_, _, _, durable := w.fs.x.snapshotStats()
 	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen,
-		durable: durable, written: len(w.written), hist: len(w.hist)}
+		shrinking: w.shrinking, durable: durable, written: len(w.written), hist: len(w.hist)}
 	s.history = map[Ino][]string{}
 	for ino, o := range w.files {
 		if o.ack != nil {
@@ -323,6 +341,7 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	w.files = files
 	w.states = nil
 	w.opened = nil
+	w.ptFile = map[Ino]StoreFile{}
 	w.lastTID.Store(base)
 	w.acked = base
 	w.tidOf, w.dataTid, w.sizeOf = map[Ino]uint32{}, map[Ino]uint32{}, map[Ino]int64{}
@@ -355,7 +374,8 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 		// What fdatasync must make durable to read the data back:
 		// the inode, its size, and in data mode what changes its bytes.
 		zeroes := op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
-		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || w.opts.Journal == JournalData && (op.Data != nil || zeroes) {
+		logs := w.opts.Journal == JournalData || w.opts.ImmediateWrite > 0 // some written bytes are in the log
+		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || logs && (op.Data != nil || zeroes) || w.opts.ImmediateWrite > 0 && op.Type == OpWrite {
 			w.dataTid[op.Ino] = tid
 		}
 		w.sizeOf[op.Ino] = size
@@ -410,14 +430,42 @@ func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
 	w.mu.Unlock()
 }
 
+// ptWrite writes p at off to the data file of a file open in passthrough,
+// as the kernel does: the journal sees nothing of it until it learns.
+func (w *powerWorld) ptWrite(ino Ino, p []byte, off int64) {
+	f := w.ptFile[ino]
+	w.mu.Lock()
+	o := w.file(ino)
+	if gap := off - int64(len(o.content)); gap > 0 {
+		o.change(int64(len(o.content)), make([]byte, gap), 0)
+	}
+	o.change(off, p, 0)
+	w.mu.Unlock()
+	if _, err := f.WriteAt(p, off); err != nil {
+		w.t.Fatalf("passthrough write to inode %d: %v", ino, err)
+	}
+	w.mu.Lock()
+	if end := off + int64(len(p)); end > int64(len(o.content)) {
+		o.content = resized(o.content, end)
+	}
+	copy(o.content[off:], p)
+	o.note("passthrough write %d at %d: size %d", len(p), off, len(o.content))
+	w.mu.Unlock()
+}
+
 func (w *powerWorld) truncate(ino Ino, size int64) {
 	w.mu.Lock()
 	o := w.file(ino)
 	if size > int64(len(o.content)) {
 		o.change(int64(len(o.content)), make([]byte, size-int64(len(o.content))), 0)
 	}
+	w.shrinking = ino
 	w.mu.Unlock()
-	if _, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size}); err != nil {
+	_, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size})
+	w.mu.Lock()
+	w.shrinking = 0
+	w.mu.Unlock()
+	if err != nil {
 		return
 	}
 	w.mu.Lock()
@@ -479,6 +527,15 @@ func (w *powerWorld) fsync(ino Ino, datasync bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.pt {
+		// The fsync logged what the kernel did to the file first (a
+		// transaction newer than tid) and forced it too. Nothing else
+		// learns this file meanwhile: only this goroutine writes it.
+		tid = w.tidOf[ino]
+		if datasync {
+			tid = w.dataTid[ino]
+		}
+	}
 	if tid != 0 && int32(tid-w.acked) > 0 {
 		w.acked = tid
 	}
@@ -524,6 +581,22 @@ func (w *powerWorld) step() {
 	if r.Float64() < w.fsyncRate {
 		k = 80
 	}
+	if r.Float64() < w.pageRate {
+		// A database's page write: an overwrite in an open file, then
+		// its fsync.
+		k = 40 + r.IntN(12)
+		if len(w.opened) == 0 {
+			k = 72 // open one first
+		}
+		defer func() {
+			if len(w.opened) > 0 {
+				ino := w.opened[r.IntN(len(w.opened))]
+				w.setDuring("fsync after an overwrite")
+				w.fsync(ino, r.IntN(2) == 0)
+				w.setDuring("")
+			}
+		}()
+	}
 	switch {
 	case k < 12:
 		w.setDuring("create")
@@ -557,6 +630,29 @@ func (w *powerWorld) step() {
 	case k < 40:
 		w.setDuring("truncate")
 		w.truncate(pick(files), r.Int64N(20000))
+	case k < 52 && len(w.opened) > 0:
+		// An overwrite inside an open file, as a database's page
+		// writes are: what an fsync may write back without a flush.
+		ino := w.opened[r.IntN(len(w.opened))]
+		w.mu.Lock()
+		size := int64(len(w.file(ino).content))
+		w.mu.Unlock()
+		if size < 2 {
+			break
+		}
+		off := r.Int64N(size - 1)
+		p := bytesOf(1 + r.IntN(int(min(size-off, 6000))))
+		if f := w.ptFile[ino]; f != nil && r.IntN(2) == 0 {
+			w.setDuring("passthrough overwrite")
+			w.ptWrite(ino, p, off)
+		} else {
+			w.setDuring("overwrite")
+			w.write(ino, p, off, false)
+		}
+	case k < 60 && w.pt && len(w.ptFile) > 0 && r.IntN(3) > 0:
+		w.setDuring("passthrough write")
+		open := slices.Sorted(maps.Keys(w.ptFile))
+		w.ptWrite(open[r.IntN(len(open))], bytesOf(1+r.IntN(6000)), r.Int64N(40000))
 	case k < 60:
 		w.setDuring("write")
 		w.write(pick(files), bytesOf(1+r.IntN(6000)), r.Int64N(40000), false)
@@ -582,8 +678,24 @@ func (w *powerWorld) step() {
 			ino := w.opened[i]
 			w.opened = slices.Delete(w.opened, i, i+1)
 			w.setDuring("release")
-			fs.Release(ino) // the last release of an unlinked file frees it
-		} else if ino := pick(files); fs.Open(ino) == nil {
+			if w.pt {
+				fs.ReleasePassthrough(ino, true, true)
+				if !slices.Contains(w.opened, ino) {
+					delete(w.ptFile, ino)
+				}
+			} else {
+				fs.Release(ino) // the last release of an unlinked file frees it
+			}
+		} else if ino := pick(files); w.pt {
+			w.setDuring("passthrough open")
+			if f, err := fs.OpenPassthrough(ino, true, false); err == nil {
+				if f == nil {
+					w.t.Fatalf("inode %d, open only in passthrough, was opened through the daemon", ino)
+				}
+				w.opened = append(w.opened, ino)
+				w.ptFile[ino] = f
+			}
+		} else if fs.Open(ino) == nil {
 			w.opened = append(w.opened, ino) // open, maybe unlinked later: an orphan at a crash
 		}
 	case k < 76:
@@ -591,8 +703,11 @@ func (w *powerWorld) step() {
 		fs.runCheckpoint()
 	default:
 		ino := pick(inos)
-		if r.IntN(4) == 0 {
+		switch {
+		case r.IntN(4) == 0:
 			ino = pick(dirs)
+		case len(w.opened) > 0 && r.IntN(2) == 0:
+			ino = w.opened[r.IntN(len(w.opened))] // an open file: fsync's write-back path
 		}
 		datasync := r.IntN(3) == 0
 		w.setDuring(map[bool]string{false: "fsync", true: "fdatasync"}[datasync])
@@ -650,7 +765,14 @@ func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[Ino]*fileOracl
 }
 
 func (w *powerWorld) where(s powerState, seed uint64) string {
-	return fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, w.opts.Journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+	journal := w.opts.Journal.String()
+	if w.pt {
+		journal += " (passthrough)"
+	}
+	if w.opts.ImmediateWrite > 0 {
+		journal += fmt.Sprintf(" (immediate writes up to %d)", w.opts.ImmediateWrite)
+	}
+	return fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
 }
 
 // verify checks a store mounted from crash state s: its metadata is
@@ -695,6 +817,10 @@ func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, diff
 		}
 		o := &fileOracle{content: got, history: []string{fmt.Sprintf("recovered from a crash with %d bytes", len(got))}}
 		if v, ok := s.acks[ino]; ok {
+			if in.Size < int64(len(v.ack.content)) && !v.shrunk(k) && s.shrinking != ino {
+				return nil, false, fmt.Errorf("inode %d is %d bytes, shorter than the %d fsync acknowledged, and no shrink since was recovered; its history:\n%s",
+					ino, in.Size, len(v.ack.content), strings.Join(s.history[ino], "\n"))
+			}
 			for off, b := range got {
 				if !v.allowed(int64(off), b, k) {
 					return nil, false, fmt.Errorf("inode %d (size %d) byte %d is %#02x: neither what fsync acknowledged (%s) nor what a later write put there; its history:\n%s",
@@ -707,7 +833,7 @@ func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, diff
 			// Carried into the next mount, whose transactions are
 			// numbered anew: a shrink recovered is now just a change,
 			// one not recovered never happened.
-			o.ack = &fileAck{content: v.ack.content}
+			o.ack = &fileAck{content: v.ack.content[:min(int64(len(v.ack.content)), in.Size)]}
 			for _, c := range v.ack.since[:v.n] {
 				if c.tid != 0 && int32(k-c.tid) < 0 {
 					continue
@@ -715,11 +841,9 @@ func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, diff
 				c.tid = 0
 				o.ack.since = append(o.ack.since, c)
 			}
-			// Recovered shorter than acknowledged (a shrink since): its
-			// end is a hole now, zeros when the file grows again.
-			if cut := int64(len(v.ack.content)) - in.Size; cut > 0 {
-				o.ack.since = append(o.ack.since, fileChange{off: in.Size, data: make([]byte, cut)})
-			}
+			// Recovered shorter than acknowledged (a shrink since): the
+			// acknowledgment now ends there, and its end is a hole,
+			// zeros when the file grows again.
 		}
 		files[ino] = o
 	}
@@ -792,6 +916,7 @@ func TestPowerLoss(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 0x90e4))
 	var cs powerStats
 	modeStates := map[JournalMode]int{}
+	ptStates, immStates := 0, 0
 	for run := 0; cs.states < want; run++ {
 		runSeed := r.Uint64()
 		rr := rand.New(rand.NewPCG(runSeed, 1))
@@ -806,13 +931,18 @@ func TestPowerLoss(t *testing.T) {
 			t: t, r: rr, hr: rand.New(rand.NewPCG(runSeed, 2)), dir: powerDir, stats: &cs,
 			names:     []string{"a", "b", "c", "d", "e", "f"},
 			fsyncRate: []float64{0.03, 0.1, 0.25}[rr.IntN(3)],
+			pageRate:  []float64{0, 0, 0.3}[rr.IntN(3)],
 			hookRate:  []float64{0.002, 0.01, 0.04}[rr.IntN(3)],
 		}
 		w.opts = Options{
 			Mode:               cksum.Modes()[rr.IntN(3)],
-			Journal:            []JournalMode{JournalMeta, JournalData}[run%2],
+			Journal:            []JournalMode{JournalMeta, JournalData, JournalMeta}[run%3],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+		}
+		w.pt = run%3 == 2 // meta mode with the files open in passthrough
+		if run%3 == 0 && rr.IntN(2) == 0 {
+			w.opts.ImmediateWrite = 4096 // small writes logged with their bytes
 		}
 		w.mount(cfs.Crash(nil), map[Ino]*fileOracle{})
 		for gen := 0; gen < 4 && cs.states < want; gen++ {
@@ -824,6 +954,7 @@ func TestPowerLoss(t *testing.T) {
 			}
 			w.take()
 			cs.checkpoints += int(w.fs.ckpts.Load())
+			cs.writebacks += int(w.fs.syncs.writeback.Load())
 			w.fs.Abandon()
 			w.mu.Lock()
 			states := w.states
@@ -837,6 +968,12 @@ func TestPowerLoss(t *testing.T) {
 				}
 				fs, files := w.recover(s, runSeed)
 				modeStates[w.opts.Journal]++
+				if w.pt {
+					ptStates++
+				}
+				if w.opts.ImmediateWrite > 0 {
+					immStates++
+				}
 				fs.Abandon()
 				if next == nil && (i == len(states)-1 || rr.IntN(len(states)) == 0) {
 					// Carry on from this state after another power
@@ -854,15 +991,15 @@ func TestPowerLoss(t *testing.T) {
 			w.fs.Abandon()
 		}
 	}
-	t.Logf("%d crash states (meta %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
+	t.Logf("%d crash states (meta %d, of which passthrough %d and with immediate writes %d, data %d; %d inside a store call): %d with a torn tail cut, %d replayed, %d lost unacknowledged transactions, "+
 		"%d with file bytes other than the acknowledged ones (later writes), %d found an older checkpoint than the last written, %d with checkpoint.tmp left; "+
-		"%d mkfs states (%d half-built, remade by --force); %d checkpoints",
-		cs.states, modeStates[JournalMeta], modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
-		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints)
+		"%d mkfs states (%d half-built, remade by --force); %d checkpoints; %d fsyncs wrote back without a flush of their own",
+		cs.states, modeStates[JournalMeta], ptStates, immStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
+		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints, cs.writebacks)
 	cs.damage.log(t)
 	if want >= 2000 && (cs.torn == 0 || cs.replayed == 0 || cs.lostTxns == 0 || cs.differ == 0 || cs.olderCkpt == 0 ||
-		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0) {
-		t.Errorf("the crash states did not cover every kind: %+v, %v", &cs, modeStates)
+		cs.tmpLeft == 0 || cs.mkfsHalf == 0 || cs.midCall == 0 || modeStates[JournalMeta] == 0 || modeStates[JournalData] == 0 || ptStates == 0 || immStates == 0 || cs.writebacks == 0) {
+		t.Errorf("the crash states did not cover every kind: %+v, %v, passthrough %d", &cs, modeStates, ptStates)
 	}
 	if want >= 2000 {
 		cs.damage.covered(t, want)

@@ -123,6 +123,17 @@ func (c *cksumTimes) forced(total time.Duration) {
 	c.forces.Add(1)
 }
 
+// syncCounts counts the calls by which the mounted journal makes
+// something durable, each a device cache flush on most filesystems under
+// the store (the log's fdatasyncs are xlogStats.syncs): what an fsync
+// costs the device, beside its latency.
+type syncCounts struct {
+	data       atomic.Uint64 // fdatasyncs of data files (fsync, checkpoints)
+	dir        atomic.Uint64 // fsyncs of the data directory (new data files' names)
+	checkpoint atomic.Uint64 // fsyncs of the checkpoint file and the store directory
+	writeback  atomic.Uint64 // write-backs without a flush (sync_file_range), the log force's flush covering them
+}
+
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
 	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
@@ -173,6 +184,15 @@ type Stats struct {
 	// records' checksums at seal: the checksum's cost on the force path.
 	Forces             uint64
 	ForceCksumCPUNanos uint64
+	// Calls that make something durable, by what they sync: the log's
+	// are LogForces.
+	DataSyncs, DirSyncs, CheckpointSyncs uint64
+	// Writebacks: fsyncs whose data went back without a flush of its own
+	// (sync_file_range), the log's flush covering it.
+	Writebacks uint64
+	// Learned: writes the kernel made to data files directly
+	// (passthrough) that the journal learned and logged.
+	Learned uint64
 }
 
 // Stats returns the counters.
@@ -200,7 +220,22 @@ func (fs *FS) Stats() Stats {
 	if fs.flush != nil {
 		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
 	}
+	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = fs.syncs.data.Load(), fs.syncs.dir.Load(), fs.syncs.checkpoint.Load()
+	s.Writebacks = fs.syncs.writeback.Load()
+	s.Learned = fs.learned.Load()
 	return s
+}
+
+// Syncs is every call that made something durable: the log's, the data
+// files', the data directory's and the checkpoint's.
+func (s Stats) Syncs() uint64 { return s.LogForces + s.DataSyncs + s.DirSyncs + s.CheckpointSyncs }
+
+// SyncsPerFsync is Syncs per fsync served, 0 without fsyncs.
+func (s Stats) SyncsPerFsync() float64 {
+	if s.Fsyncs == 0 {
+		return 0
+	}
+	return float64(s.Syncs()) / float64(s.Fsyncs)
 }
 
 // FsyncsPerForce is the group-commit factor: forces served per log sync
@@ -304,6 +339,14 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("forces_timed", s.Forces)
 	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
 	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))
+	p("syncs", s.Syncs())
+	p("syncs_log", s.LogForces)
+	p("syncs_data", s.DataSyncs)
+	p("syncs_dir", s.DirSyncs)
+	p("syncs_checkpoint", s.CheckpointSyncs)
+	p("syncs_per_fsync", fmt.Sprintf("%.2f", s.SyncsPerFsync()))
+	p("writebacks", s.Writebacks)
+	p("learned_writes", s.Learned)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)

@@ -72,7 +72,41 @@ type StoreFile interface {
 	// to read it back (its size), are durable.
 	Datasync() error
 	Size() (int64, error)
+	// Stat is fstat(2): the file's size and times as the filesystem
+	// under the store keeps them. The journal reads the times only of
+	// data files someone else writes (see passthrough.go).
+	Stat() (FileStat, error)
+	// Writeback is sync_file_range(2) with WAIT_BEFORE, WRITE and
+	// WAIT_AFTER over the whole file: its dirty pages are written to the
+	// device and waited for, but neither the file's metadata nor the
+	// device's volatile cache is flushed. What it wrote is durable only
+	// where Overwritable says, and only once a later Sync, Datasync or
+	// SyncDir of the same filesystem has flushed the device.
+	Writeback() error
+	// Overwritable, called right after a Sync or Datasync, reports n:
+	// the file's first n bytes are allocated and written on the device,
+	// and the filesystem overwrites such blocks in place, so that an
+	// overwrite inside them needs no metadata to be read back after a
+	// crash (0 when that cannot be said: holes, unwritten, delayed or
+	// shared extents, data journaling, or a filesystem not known to).
+	Overwritable() (int64, error)
 	Close() error
+}
+
+// FileStat is what StoreFile.Stat reports.
+type FileStat struct {
+	Size         int64
+	Mtime, Ctime int64 // ns since the epoch
+}
+
+// FileFd returns f's kernel file descriptor, if it has one: a file of the
+// real filesystem does, and keeps it until Close. Kernel FUSE passthrough
+// needs one; in-memory files (CrashFS) have none.
+func FileFd(f StoreFile) (uintptr, bool) {
+	if d, ok := f.(interface{ Fd() uintptr }); ok {
+		return d.Fd(), true
+	}
+	return 0, false
 }
 
 // OSFS returns the real filesystem.
@@ -169,6 +203,32 @@ func (f osFile) Datasync() error {
 		return &os.PathError{Op: "fdatasync", Path: f.f.Name(), Err: err}
 	}
 	return nil
+}
+
+func (f osFile) Fd() uintptr { return f.f.Fd() }
+
+func (f osFile) Stat() (FileStat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.f.Fd()), &st); err != nil {
+		return FileStat{}, &os.PathError{Op: "fstat", Path: f.f.Name(), Err: err}
+	}
+	return FileStat{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, nil
+}
+
+func (f osFile) Writeback() error {
+	const how = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
+	if err := retryEINTR(func() error { return unix.SyncFileRange(int(f.f.Fd()), 0, 0, how) }); err != nil {
+		return &os.PathError{Op: "sync_file_range", Path: f.f.Name(), Err: err}
+	}
+	return nil
+}
+
+func (f osFile) Overwritable() (int64, error) {
+	n, err := overwritable(f.f)
+	if err != nil {
+		return 0, &os.PathError{Op: "fiemap", Path: f.f.Name(), Err: err}
+	}
+	return n, nil
 }
 
 func (f osFile) Size() (int64, error) {
@@ -276,4 +336,23 @@ func mkdirAll(st StoreFS, dir string) (made bool, err error) {
 		return false, err
 	}
 	return true, st.SyncDir(parent)
+}
+
+// sameFilesystem reports whether names a and b are on one filesystem (one
+// st_dev). Files of an in-memory StoreFS, which report no device, are.
+func sameFilesystem(st StoreFS, a, b string) bool {
+	ia, err := st.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := st.Stat(b)
+	if err != nil {
+		return false
+	}
+	sa, oka := ia.Sys().(*syscall.Stat_t)
+	sb, okb := ib.Sys().(*syscall.Stat_t)
+	if !oka || !okb {
+		return !oka && !okb && ia.Sys() == nil && ib.Sys() == nil
+	}
+	return sa.Dev == sb.Dev
 }

@@ -91,13 +91,16 @@ type xlog struct {
 	lastSwitched logbuf.LSN // newest record switched out
 	forceLSN     logbuf.LSN // newest record a force waits for
 	syncWanted   bool       // make written records durable (ring exhausted, checkpoint)
-	nextTID      uint32
-	lastTID      uint32 // newest committed transaction
-	open         *pos   // START position of the transaction being copied in
-	spaceWaiters int    // commits waiting for a checkpoint to free log space
-	err          error  // sticky: the log failed (a *FailedError), or errClosed
-	closing      bool
-	writerDone   chan struct{}
+	// Device flushes by number: begun, and the newest one finished; a
+	// flush is wanted until one numbered flushWant has begun (forceFlush).
+	flushBegun, flushDone, flushWant uint64
+	nextTID                          uint32
+	lastTID                          uint32 // newest committed transaction
+	open                             *pos   // START position of the transaction being copied in
+	spaceWaiters                     int    // commits waiting for a checkpoint to free log space
+	err                              error  // sticky: the log failed (a *FailedError), or errClosed
+	closing                          bool
+	writerDone                       chan struct{}
 
 	stats xlogStats
 	times cksumTimes // checksum time per record and per force
@@ -330,7 +333,8 @@ func (x *xlog) writer() {
 			if forcing && x.active != nil && x.active.at.lsn() <= x.forceLSN {
 				x.switchActive()
 			}
-			if len(x.queue) > 0 || (forcing || x.syncWanted) && len(written) > 0 {
+			flush := x.flushWant > x.flushBegun
+			if len(x.queue) > 0 || (forcing || x.syncWanted) && len(written) > 0 || flush {
 				break
 			}
 			x.wcond.Wait()
@@ -340,9 +344,16 @@ func (x *xlog) writer() {
 		// Only this goroutine moves durable (complete), so it holds for
 		// the whole batch: each record's durable watermark.
 		durable := x.durable
-		sync := x.forceLSN > x.durable || x.syncWanted
 		forced := x.forceLSN > x.durable
+		sync := forced || x.syncWanted || x.flushWant > x.flushBegun
 		x.syncWanted = false
+		var flushNo uint64
+		if sync {
+			// Numbered as it begins: a forceFlush waits for one that
+			// began after its caller's write-back.
+			x.flushBegun++
+			flushNo = x.flushBegun
+		}
 		x.mu.Unlock()
 
 		roundStart := time.Now()
@@ -373,7 +384,7 @@ func (x *xlog) writer() {
 			return
 		}
 		if sync {
-			x.complete(written)
+			x.complete(written, flushNo)
 			written = nil
 		}
 	}
@@ -401,13 +412,18 @@ func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 // complete publishes records made durable by a sync: the shadow model
 // learns their transactions, then their iclogs return to the ring and
 // forces waiting on them return.
-func (x *xlog) complete(recs []*iclog) {
-	x.onDurable(recs)
+func (x *xlog) complete(recs []*iclog, flushNo uint64) {
+	if len(recs) > 0 {
+		x.onDurable(recs)
+	}
 	x.mu.Lock()
-	last := recs[len(recs)-1]
-	x.durable = last.at.lsn()
-	x.bound = last.bound
-	x.free = append(x.free, recs...)
+	if len(recs) > 0 {
+		last := recs[len(recs)-1]
+		x.durable = last.at.lsn()
+		x.bound = last.bound
+		x.free = append(x.free, recs...)
+	}
+	x.flushDone = flushNo
 	x.cond.Broadcast()
 	x.mu.Unlock()
 }
@@ -461,6 +477,49 @@ func (x *xlog) force(lsn logbuf.LSN) error {
 		return nil
 	}
 	return x.err
+}
+
+// forceFlush is force(lsn), and also waits for a flush of the log device
+// that began after the call, even when lsn is durable already: what the
+// caller wrote back to the device before calling (a data file's
+// sync_file_range) is then durable too, where the filesystem under the
+// store needs no metadata for it (see fiemap.go). Concurrent callers share
+// one flush, as forces share one write.
+func (x *xlog) forceFlush(lsn logbuf.LSN) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		return x.err
+	}
+	want := x.flushBegun + 1
+	x.flushWant = max(x.flushWant, want)
+	if lsn > x.durable {
+		x.stats.forceCalls++
+		x.forceLSN = max(x.forceLSN, lsn)
+	}
+	x.wcond.Signal()
+	for (x.flushDone < want || x.durable < lsn) && x.err == nil {
+		x.cond.Wait()
+	}
+	if x.flushDone >= want && x.durable >= lsn {
+		return nil
+	}
+	return x.err
+}
+
+// startForce asks the writer for the record at lsn, as force does, and
+// returns at once: the caller does other work meanwhile, then waits with
+// force.
+func (x *xlog) startForce(lsn logbuf.LSN) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if lsn == 0 || lsn <= x.durable || x.err != nil {
+		return
+	}
+	if lsn > x.forceLSN {
+		x.forceLSN = lsn
+	}
+	x.wcond.Signal()
 }
 
 // forceAll makes every committed transaction durable.
@@ -531,6 +590,14 @@ func (x *xlog) stop() {
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
+}
+
+// tailLSN is the oldest position recovery still reads: records before it
+// are never replayed again.
+func (x *xlog) tailLSN() logbuf.LSN {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.tail.lsn()
 }
 
 // lastCommitted is the tid of the newest committed transaction.

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,30 @@ func checkStore(t testing.TB, store string, wantClean bool) string {
 
 var daemonPidRE = regexp.MustCompile(`\(daemon pid (\d+)\)`)
 
+// passthroughEnv, when set (auto, on or off), adds --passthrough=VALUE to
+// every mount the tests make that does not choose for itself, so the whole
+// suite runs with kernel passthrough forced on or off:
+//
+//	XLOGFS_TEST_PASSTHROUGH=off go test ./tests
+//
+// Mounts in --journal data, which never uses passthrough, get no flag
+// ("on" would refuse to mount).
+const passthroughEnv = "XLOGFS_TEST_PASSTHROUGH"
+
+// mountFlags returns flags with the suite's passthrough choice added.
+func mountFlags(flags []string) []string {
+	v := os.Getenv(passthroughEnv)
+	if v == "" {
+		return flags
+	}
+	for i, f := range flags {
+		if strings.HasPrefix(f, "--passthrough") || f == "--journal=data" || f == "--journal" && i+1 < len(flags) && flags[i+1] == "data" {
+			return flags
+		}
+	}
+	return append(slices.Clone(flags), "--passthrough="+v)
+}
+
 // mountDaemon mounts store at mnt with "xlogfs mount", which daemonizes and
 // returns once the mount answers. The mount is undone when the test ends.
 func mountDaemon(t testing.TB, store, mnt string, flags ...string) *mount {
@@ -113,7 +138,7 @@ func tryMountDaemon(t testing.TB, store, mnt string, flags ...string) (*mount, e
 	m := &mount{t: t, store: store, dir: mnt, flags: flags, logStart: fileSize(filepath.Join(store, "xlogfs.log"))}
 	m.setLive(true)
 	t.Cleanup(m.cleanup) // before anything can fail: a half-made mount is undone too
-	args := append(append([]string{"mount"}, flags...), store, mnt)
+	args := append(append([]string{"mount"}, mountFlags(flags)...), store, mnt)
 	cmd := exec.Command(xlogfsBin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -138,7 +163,7 @@ func mountForeground(t testing.TB, store, mnt string, flags ...string) *mount {
 	t.Helper()
 	requireFUSE(t)
 	m := &mount{t: t, store: store, dir: mnt, flags: flags, fgDone: make(chan struct{})}
-	args := append(append([]string{"mount", "--foreground"}, flags...), store, mnt)
+	args := append(append([]string{"mount", "--foreground"}, mountFlags(flags)...), store, mnt)
 	out, err := os.CreateTemp(t.TempDir(), "foreground-output-")
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,8 @@ Workloads:
            rows, --clients threads for --time; reports transactions per
            second and p95 latency. Logs of each run go to
            --out/mariadb-<target>-<round>.
+  pwrite   one client making --write-size pwrites one after another, no
+           fsync; reports a write's mean and p50/p99 latency in µs.
 
 --baseline adds targets run the same way: loopback (go-fuse's loopback
 filesystem over a plain directory: what FUSE itself costs) and native (the
@@ -557,6 +559,8 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 			return r, err
 		}
 	}
+	// The device's flushes (all of its users'), for a store on disk.
+	flushesBefore, flushesOK := deviceFlushes(store)
 
 	bar := newProgress(label+" "+b.cfg.Workload, b.cfg.Duration, b.progress)
 	w, err := runWorkload(b.cfg, dir, t, bar, interrupted)
@@ -575,9 +579,16 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 	if p95, ok := w.extra["p95_ms"]; ok {
 		r.Values["p95_ms"] = p95
 	}
+	if us, ok := w.extra["pwrite_mean_us"]; ok {
+		r.Values["pwrite_us"] = us
+	}
 	if len(w.fsyncLatencies) > 0 {
 		r.Values["fsync_p50"], r.Values["fsync_p99"] = percentile(w.fsyncLatencies, 50), percentile(w.fsyncLatencies, 99)
 		r.FsyncSource = "client"
+	}
+	flushes := math.NaN()
+	if after, ok := deviceFlushes(store); ok && flushesOK && b.cfg.Device == "disk" {
+		flushes = after - flushesBefore
 	}
 	if m == nil {
 		return r, nil
@@ -587,12 +598,13 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 		if err != nil {
 			return r, err
 		}
-		st := after.Numbers()
+		st := statsNumbers(after)
 		r.Stats = st
 		r.Histograms = map[string][]journal.Bucket{}
 		for _, h := range after.Hists {
 			r.Histograms[h.Name] = h.Buckets
 		}
+		r.Requests = requestValues(r.Values, before.Numbers(), st, float64(r.Ops), flushes)
 		if fsyncs := after.Hist(journal.HistFsync).Sub(before.Hist(journal.HistFsync)); r.FsyncSource == "" && fsyncs.Count() > 0 {
 			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = fsyncs.Percentile(50), fsyncs.Percentile(99), "filesystem"
 		}
@@ -606,6 +618,17 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 		return r, err
 	}
 	r.DaemonCPU = cpu
+	if t.Kind == "loopback" {
+		// Its requests, counted over the mount's life (the mount
+		// itself adds a handful).
+		if f, err := readStatsFile(loopbackStats(mnt)); err == nil {
+			st := statsNumbers(f)
+			r.Stats = st
+			r.Requests = requestValues(r.Values, nil, st, float64(r.Ops), flushes)
+		} else {
+			b.warn(t, round, fmt.Sprintf("loopback request counts: %v", err))
+		}
+	}
 	share, err := profiling.AnalyzeFiles(filepath.Join(b.cfg.Out, r.Profile))
 	if err != nil {
 		b.warn(t, round, fmt.Sprintf("profile: %v", err))
@@ -654,6 +677,63 @@ func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFil
 	}
 }
 
+// requestValues derives a run's round-trip and flush metrics from its
+// counters before and after the workload (before nil: counted from zero):
+// FUSE requests per workload operation, the filesystem's syncs per fsync
+// (the journal's own count; the loopback makes one fsync(2) per FSYNC or
+// FSYNCDIR request), and the device's flushes per fsync (NaN: not
+// counted). It returns the requests per operation by opcode.
+func requestValues(v, before, after map[string]float64, ops, devFlushes float64) map[string]float64 {
+	d := func(k string) float64 { return after[k] - before[k] }
+	var byOp map[string]float64
+	if ops > 0 && after["fuse_requests"] > 0 {
+		v["requests_per_op"] = d("fuse_requests") / ops
+		byOp = map[string]float64{}
+		for k := range after {
+			if op, ok := strings.CutPrefix(k, "fuse_"); ok && op != "requests" && d(k) > 0 {
+				byOp[op] = d(k) / ops
+			}
+		}
+	}
+	fsyncs := d("fsyncs")
+	syncs := d("syncs")
+	if _, journal := after["syncs"]; !journal {
+		fsyncs = d("fuse_FSYNC") + d("fuse_FSYNCDIR")
+		syncs = fsyncs
+	}
+	if fsyncs > 0 {
+		v["syncs_per_fsync"] = syncs / fsyncs
+		if !math.IsNaN(devFlushes) {
+			v["dev_flushes_per_fsync"] = devFlushes / fsyncs
+		}
+	}
+	return byOp
+}
+
+// deviceFlushes reads the flush requests the block device under path has
+// completed (/sys/dev/block/MAJ:MIN/stat, its 16th field, Linux 5.5 and
+// later), counting every user of the device.
+func deviceFlushes(path string) (float64, bool) {
+	for p := path; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			b, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/stat", unix.Major(st.Dev), unix.Minor(st.Dev)))
+			if err != nil {
+				return 0, false
+			}
+			f := strings.Fields(string(b))
+			if len(f) < 16 {
+				return 0, false
+			}
+			n, err := strconv.ParseFloat(f[15], 64)
+			return n, err == nil
+		}
+		if filepath.Dir(p) == p {
+			return 0, false
+		}
+	}
+}
+
 func selfExe() string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -685,7 +765,9 @@ func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted
 		if err := os.MkdirAll(store, 0o755); err != nil {
 			return nil, err
 		}
-		args = []string{"loopback-mount", "--cpuprofile", profile, store, mnt}
+		// The best loopback: with HANDLE_KILLPRIV_V2, as xlogfs mounts,
+		// no GETXATTR before every write.
+		args = []string{"loopback-mount", "--cpuprofile", profile, "--handle-killpriv-v2", "--stats", loopbackStats(mnt), store, mnt}
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
@@ -764,11 +846,32 @@ func (m *mounted) kill() {
 
 // readStats reads MNT/.stats.
 func readStats(mnt string) (*journal.StatsFile, error) {
-	b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName))
+	return readStatsFile(filepath.Join(mnt, fusefs.StatsName))
+}
+
+// loopbackStats is where the loopback baseline mounted at mnt writes its
+// request counts, in the .stats format.
+func loopbackStats(mnt string) string { return filepath.Join(filepath.Dir(mnt), "loopback.stats") }
+
+func readStatsFile(path string) (*journal.StatsFile, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return journal.ParseStats(b)
+}
+
+// statsNumbers is f's numbers, with "passthrough on" and "off" as
+// passthrough_on 1 and 0.
+func statsNumbers(f *journal.StatsFile) map[string]float64 {
+	st := f.Numbers()
+	if v, ok := f.Value("passthrough"); ok {
+		st["passthrough_on"] = 0
+		if v == "on" {
+			st["passthrough_on"] = 1
+		}
+	}
+	return st
 }
 
 // percentile of durations in microseconds (exact: sorts a copy).

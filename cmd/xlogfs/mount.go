@@ -86,6 +86,8 @@ type mountFlags struct {
 	flushLatency             time.Duration
 	profileRate              int
 	syslog                   string
+	passthrough              string
+	immediate                *sizeFlag
 }
 
 func runMount(args []string) error {
@@ -112,6 +114,9 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
+	f.immediate = &sizeFlag{}
+	fs.Var(f.immediate, "immediate-write", "--journal meta without passthrough: log writes of at most this many bytes with their bytes (as ZFS's intent log does), so their fsync is a log force alone (e.g. 32k; default 0: none)")
+	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
@@ -183,6 +188,24 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 		return o, fs.usagef("--norecovery needs --ro: a mount that skipped recovery must not write")
 	}
 	o.ReadOnly, o.NoRecovery = f.ro, f.norecovery
+	pt, err := fusefs.ParsePassthrough(f.passthrough)
+	if err != nil {
+		return o, fs.usagef("--passthrough: %v", err)
+	}
+	if pt == fusefs.PassthroughOn && o.Journal != journal.JournalMeta {
+		return o, fs.usagef("--passthrough=on needs --journal meta: --journal data logs every written byte, so writes go through the daemon")
+	}
+	if f.immediate.n > 0 {
+		switch {
+		case o.Journal != journal.JournalMeta:
+			return o, fs.usagef("--immediate-write is for --journal meta (--journal data logs every write's bytes)")
+		case pt == fusefs.PassthroughOn:
+			return o, fs.usagef("--immediate-write and --passthrough=on exclude each other: a passthrough write never reaches the daemon to be logged")
+		case f.immediate.n > 1<<20:
+			return o, fs.usagef("--immediate-write %d: at most 1 MiB", f.immediate.n)
+		}
+		o.ImmediateWrite = int(f.immediate.n)
+	}
 	if f.pprof != "" {
 		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {
 			return o, fs.usagef("--pprof: %v", err)
@@ -519,7 +542,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug, DirectIO: f.directIO, ReadOnly: f.ro})
+	pt, _ := fusefs.ParsePassthrough(f.passthrough) // checked by journalOptions
+	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug,
+		DirectIO: f.directIO, ReadOnly: f.ro, Passthrough: pt, Logf: rep.logf})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)

@@ -113,13 +113,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "data-fdatasync-dropped",
 		Bug:    "fsync of a file (meta journal) skips the fdatasync of its data file",
-		Edits:  []Edit{{"journal/fsops.go", "\tif st.file != nil {\n\t\terr = fs.fdatasync(st.file)\n\t} else {\n\t\terr = fs.withDataFileIfExists(ino, fs.fdatasync)\n\t}\n", ""}},
+		Edits:  []Edit{{"journal/fsops.go", "\tif st.file != nil {\n\t\terr = fs.syncAndMeasure(st)\n\t} else {\n\t\terr = fs.withDataFileIfExists(ino, fs.fdatasync)\n\t}\n", ""}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name:   "data-dir-fsync-dropped",
 		Bug:    "fsync of a new file does not fsync the data directory that names its data file",
-		Edits:  []Edit{{"journal/fsops.go", "if err := fs.st.SyncDir(fs.dataDir); err != nil { // the new data file's name", "if err := error(nil); err != nil { // the new data file's name"}},
+		Edits:  []Edit{{"journal/fsops.go", "if err := fs.syncDataDir(); err != nil { // the new data file's name", "if err := error(nil); err != nil { // the new data file's name"}},
 		Checks: []Check{powerLoss},
 	},
 	{

@@ -43,6 +43,14 @@ var allMetrics = []Metric{
 		Desc: "the checksum's share of the daemon's CPU profile, the mount's whole life"},
 	{Name: "p95_ms", Label: "sysbench p95", Unit: "ms", Scale: 1,
 		Desc: "sysbench's 95th percentile transaction latency (mariadb)"},
+	{Name: "pwrite_us", Label: "pwrite latency", Unit: "µs", Scale: 1,
+		Desc: "mean latency of one pwrite (pwrite workload)"},
+	{Name: "requests_per_op", Label: "FUSE requests per operation", Unit: "req/op", Scale: 1,
+		Desc: "FUSE requests the daemon served per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync)"},
+	{Name: "syncs_per_fsync", Label: "syncs per fsync", Unit: "syncs/fsync", Scale: 1,
+		Desc: "calls the filesystem made to make something durable (fdatasync, fsync), per fsync it served"},
+	{Name: "dev_flushes_per_fsync", Label: "device flushes per fsync", Unit: "flushes/fsync", Scale: 1,
+		Desc: "cache flushes the store's block device completed (all its users') per fsync served; --device disk only"},
 }
 
 // MetricByName finds a metric of res (or of the built-in list).
@@ -60,7 +68,7 @@ func (res *Results) MetricByName(name string) (Metric, bool) {
 // The metrics compared with the reference, and those attributed to the
 // factors: the question's three.
 var (
-	compared   = []string{"cksum_cpu", "cksum_force_ns", "throughput", "fsync_p99", "fsync_p50", "cksum_ns_per_kib", "cksum_rec_p50_ns", "cksum_rec_p99_ns", "force_cksum_share", "cksum_cpu_profile", "p95_ms"}
+	compared   = []string{"cksum_cpu", "cksum_force_ns", "throughput", "fsync_p99", "fsync_p50", "cksum_ns_per_kib", "cksum_rec_p50_ns", "cksum_rec_p99_ns", "force_cksum_share", "cksum_cpu_profile", "p95_ms", "pwrite_us"}
 	attributed = []string{"cksum_cpu", "throughput", "fsync_p99"}
 )
 
@@ -251,11 +259,22 @@ func (res *Results) row(t Target) Row {
 	row := Row{Target: t.Name, Values: map[string]benchstat.Interval{}}
 	var calls, recBytes, perForce, offCPU, hdrBytes, payBytes []float64
 	var cpuSeconds, profCPU, profCk float64
+	requests := map[string][]float64{}
 	for _, r := range res.Runs {
 		if r.Target != t.Name {
 			continue
 		}
 		row.Rounds++
+		if on, ok := r.Stats["passthrough_on"]; ok {
+			pt := map[bool]string{true: "on", false: "off"}[on == 1]
+			if row.Passthrough != "" && row.Passthrough != pt {
+				pt = "mixed"
+			}
+			row.Passthrough = pt
+		}
+		for op, v := range r.Requests {
+			requests[op] = append(requests[op], v)
+		}
 		if st := r.Stats; st != nil && st["cksum_records"] > 0 {
 			calls = append(calls, st["cksum_calls"]/st["cksum_records"])
 			recBytes = append(recBytes, st["cksum_bytes"]/st["cksum_records"])
@@ -276,6 +295,12 @@ func (res *Results) row(t Target) Row {
 		if xs := res.series(t.Name, m.Name); res.has(t.Name, m.Name) {
 			row.Values[m.Name] = benchstat.Median(xs)
 		}
+	}
+	for op, xs := range requests {
+		if row.Requests == nil {
+			row.Requests = map[string]float64{}
+		}
+		row.Requests[op] = plainMedian(xs)
 	}
 	row.CallsPerRecord, row.MeanRecordBytes = plainMedian(calls), plainMedian(recBytes)
 	row.RecordHeaderBytes, row.RecordPayloadBytes = plainMedian(hdrBytes), plainMedian(payBytes)

@@ -1,8 +1,10 @@
 package benchreport
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -17,6 +19,10 @@ func Print(w io.Writer, res *Results) {
 	PrintHeader(w, res)
 	fmt.Fprintln(w)
 	PrintTable(w, res)
+	if slices.ContainsFunc(res.Rows, func(r Row) bool { _, ok := r.Values["requests_per_op"]; return ok }) {
+		fmt.Fprintln(w)
+		PrintRequests(w, res)
+	}
 	if len(res.Comparisons) > 0 {
 		fmt.Fprintln(w)
 		PrintComparisons(w, res)
@@ -51,7 +57,7 @@ func PrintHeader(w io.Writer, res *Results) {
 func PrintTable(w io.Writer, res *Results) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	tput, _ := res.MetricByName("throughput")
-	head := []string{"target", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB hdr+payload", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "profile % (samples)"}
+	head := []string{"target", "passthrough", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB hdr+payload", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "profile % (samples)"}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range res.Rows {
 		v := func(m, format string) string {
@@ -62,7 +68,7 @@ func PrintTable(w io.Writer, res *Results) {
 			meta, _ := res.MetricByName(m)
 			return fmt.Sprintf(format, iv.Center*meta.Scale)
 		}
-		row := []string{r.Target, v("throughput", "%.1f"), v("fsync_p50", "%.0f") + " / " + v("fsync_p99", "%.0f")}
+		row := []string{r.Target, dash(r.Passthrough), v("throughput", "%.1f"), v("fsync_p50", "%.0f") + " / " + v("fsync_p99", "%.0f")}
 		if _, ok := r.Values["cksum_cpu"]; !ok {
 			row = append(row, "–", "–", "–", "–", "–", "–", "–", "–")
 			if r.ProfileSamples > 0 {
@@ -116,6 +122,47 @@ func PrintTable(w io.Writer, res *Results) {
 	if src := fsyncSource(res); src != "" {
 		fmt.Fprintf(w, "fsync latency: %s.\n", src)
 	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// PrintRequests writes what each target's workload cost in round trips
+// and flushes: FUSE requests per workload operation, in all and for the
+// opcodes that cost most, and the syncs and device flushes per fsync.
+func PrintRequests(w io.Writer, res *Results) {
+	fmt.Fprintln(w, "round trips and flushes (medians over the rounds)")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target	passthrough	req/op	most per op	syncs/fsync	device flushes/fsync	")
+	for _, r := range res.Rows {
+		v := func(m, format string) string {
+			if iv, ok := r.Values[m]; ok && !math.IsNaN(iv.Center) {
+				return fmt.Sprintf(format, iv.Center)
+			}
+			return "–"
+		}
+		ops := slices.SortedFunc(maps.Keys(r.Requests), func(a, b string) int {
+			if c := cmp.Compare(r.Requests[b], r.Requests[a]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		var most []string
+		for _, op := range ops[:min(len(ops), 6)] {
+			most = append(most, fmt.Sprintf("%s %.2f", op, r.Requests[op]))
+		}
+		fmt.Fprintf(tw, "%s	%s	%s	%s	%s	%s	\n", r.Target, dash(r.Passthrough), v("requests_per_op", "%.2f"),
+			dash(strings.Join(most, ", ")), v("syncs_per_fsync", "%.2f"), v("dev_flushes_per_fsync", "%.2f"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nreq/op: FUSE requests per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync);")
+	fmt.Fprintln(w, "syncs/fsync: fdatasync/fsync calls the filesystem made per fsync it served (xlogfs: log, data files, data directory, checkpoint;")
+	fmt.Fprintln(w, "the loopback: one per request); device flushes: the store's block device's, all of its users' (--device disk only).")
 }
 
 func fsyncSource(res *Results) string {
@@ -289,7 +336,7 @@ func WriteBenchfmt(w io.Writer, res *Results) {
 		{"throughput", "MB/s"}, {"cksum_cpu", "cksum-cpu-%"}, {"fsync_p50", "fsync-p50-µs"}, {"fsync_p99", "fsync-p99-µs"},
 		{"cksum_ns_per_kib", "cksum-ns/KiB"}, {"cksum_rec_p50_ns", "cksum-rec-p50-ns"}, {"cksum_rec_p99_ns", "cksum-rec-p99-ns"},
 		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
-		{"cksum_force_ns", "cksum-force-ns"},
+		{"cksum_force_ns", "cksum-force-ns"}, {"pwrite_us", "pwrite-µs"},
 	}
 	if c.Workload == "mariadb" {
 		units[0].unit = "TPS"

@@ -83,6 +83,8 @@ type Run struct {
 	ProfileCPUSeconds   float64            `json:"profile_cpu_seconds,omitempty"`
 	ProfileCksumSeconds float64            `json:"profile_cksum_seconds,omitempty"`
 	Extra               map[string]float64 `json:"extra,omitempty"` // workload-specific (tps, p95_ms, ...)
+	// FUSE requests per workload operation, by opcode (LOOKUP, GETATTR, ...).
+	Requests map[string]float64 `json:"requests_per_op,omitempty"`
 }
 
 // Results is results.json.
@@ -125,6 +127,11 @@ type Row struct {
 	ProfileCksumSamples int64   `json:"profile_cksum_samples,omitempty"`
 	ProfileShare        float64 `json:"profile_share,omitempty"`
 	ProfileRateHz       float64 `json:"profile_rate_hz,omitempty"` // samples per second of the daemon's CPU time: the rate reached
+	// Passthrough: "on" or "off" as the mounts said, "mixed" if they
+	// differed, "" for the native directory.
+	Passthrough string `json:"passthrough,omitempty"`
+	// Requests per workload operation by opcode, median over the rounds.
+	Requests map[string]float64 `json:"requests_per_op,omitempty"`
 }
 
 // Comparison is a target against a reference, on one metric: the median

@@ -1,0 +1,308 @@
+package journal
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// Passthrough: data files someone else writes. Under kernel FUSE
+// passthrough (package fusefs) the kernel reads and writes a regular
+// file's data file directly while the file is open, and the journal sees
+// none of those writes. In metadata-journal mode that is no loss: the
+// bytes belong in the data file, outside the log, and the log must carry
+// only what they do to the inode — its size and times. XFS itself logs
+// those when the data is written back and at fsync, not at write(2).
+// The journal learns them the same way: whenever it must answer for them
+// or make them durable (an attribute query, a lookup, fsync, a setattr or
+// fallocate, a release, the periodic log force and unmount) it reads the
+// data file's size and mtime (fstat) and, when they moved since it last
+// looked, commits a write of the bytes from the file's size to the data
+// file's end at that mtime: the very record a write through the daemon
+// logs in metadata-journal mode, so the log's records are of the same kind
+// and replay treats them alike. So the model, every answer from it and every
+// fsync see the file as the kernel left it, and recovery brings back what
+// fsync made durable: the size logged, the bytes synced (the data file is
+// then cut or extended to the logged size, as for any file).
+//
+// A data file handed out stays open until the file's last release, and is
+// set to the file's size at the first open for writing, so that reads and
+// appends by the kernel see exactly the file's bytes. Data-journal mode
+// never hands out data files: every written byte must go through the log.
+
+// OpenPassthrough counts an open of the regular file ino, as Open does,
+// whose data file the caller (the kernel) reads, and writes if write is
+// set, directly. It returns the data file, created if missing, valid
+// until the open's ReleasePassthrough.
+//
+// The kernel wants all opens of an inode at one time to be of one kind:
+// every one in passthrough, or none. So when ino is open through the
+// daemon already, this open is one of those too; and so it is, when no
+// passthrough open of ino exists, if preferDaemon is set (an open that
+// writes synchronously, O_SYNC or O_DSYNC: the kernel syncs only the data
+// file after a passthrough write, never asking the daemon, so the size an
+// append reaches would not be in the log when write(2) returns). Either
+// way it then counts an ordinary open, which Release undoes, and returns
+// a nil file. Either kind of open is undone by ReleasePassthrough.
+func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, error) {
+	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite > 0 {
+		return nil, syscall.EINVAL // the log must see every byte, or the small ones
+	}
+	if _, err := fs.regular(ino); err != nil {
+		return nil, err
+	}
+	if err := fs.Open(ino); err != nil {
+		return nil, err
+	}
+	st := fs.state(ino)
+	st.mu.Lock()
+	// The kind is decided, and counted, under st.mu: two opens at once
+	// never see each other half counted.
+	if pt := st.ptOpens.Load(); pt == 0 && (st.daemonOpens > 0 || preferDaemon) {
+		st.daemonOpens++
+		st.mu.Unlock()
+		return nil, nil
+	}
+	if preferDaemon && !st.syncWarned {
+		st.syncWarned = true
+		fs.opts.Logf("inode %d: a synchronous (O_SYNC/O_DSYNC) open joins the file's passthrough opens, so its writes go to the data file directly; "+
+			"the size its appends reach is logged at the next fsync, close or log force (--log-force-interval), not at each write", ino)
+	}
+	f, err := fs.passthroughFile(ino, st, write)
+	if err == nil {
+		st.ptOpens.Add(1)
+	}
+	st.mu.Unlock()
+	if err != nil {
+		fs.Release(ino)
+		return nil, errno(err)
+	}
+	return f, nil
+}
+
+// passthroughFile opens ino's data file for an open through which the
+// kernel writes (write) or only reads. The caller holds st.mu.
+func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, error) {
+	f, err := fs.dataFile(ino, st)
+	if err != nil {
+		return nil, err
+	}
+	if st.ptWriters.Load() == 0 {
+		// Nobody writes the data file behind the journal's back now:
+		// learn what the last writers left, then make the data file
+		// exactly the file's size (it may lack the end of a file
+		// extended by truncate, or still hold what a cut owed left), so
+		// the kernel's reads and appends see the file as it is.
+		if err := fs.learn(ino, st); err != nil {
+			return nil, err
+		}
+		s, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if size := fs.size(ino); s.Size != size {
+			if err := f.Truncate(size); err != nil {
+				return nil, err
+			}
+			st.allocDirty = true
+			st.cutOwed = false
+			st.dataDirty = true
+			fs.markDirty(ino)
+			if s, err = f.Stat(); err != nil {
+				return nil, err
+			}
+		}
+		st.ptMtime = s.Mtime
+	}
+	if write {
+		st.ptWriters.Add(1)
+		fs.setStale(ino, st, true)
+		st.dataDirty = true
+		fs.markDirty(ino)
+	}
+	return f, nil
+}
+
+// OpenProbe opens a file of the store read-only, to try whether the
+// kernel accepts the store's files as passthrough backing files.
+func (fs *FS) OpenProbe() (StoreFile, error) {
+	return fs.st.OpenFile(filepath.Join(fs.dir, superblockName), os.O_RDONLY, 0)
+}
+
+// ReleasePassthrough undoes OpenPassthrough, given write as it was and
+// passthrough, whether it returned a data file: the journal learns what
+// the kernel did to the file, then counts the release. The kind of open
+// is uncounted under st.mu together with the open itself, so that an open
+// deciding its kind meanwhile sees both or neither.
+func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
+	st := fs.existingState(ino)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	var err error
+	if !passthrough {
+		st.daemonOpens = max(0, st.daemonOpens-1)
+	} else {
+		if st.ptOpens.Add(-1) < 0 {
+			st.ptOpens.Store(0)
+		}
+		if write {
+			if st.ptWriters.Add(-1) < 0 {
+				st.ptWriters.Store(0)
+			}
+			// What the kernel wrote through the open is unsynced
+			// until the next fsync or checkpoint, whether or not it
+			// moved the size or the mtime (a rewrite within one
+			// clock tick moves neither).
+			st.dataDirty = true
+			fs.markDirty(ino)
+		}
+		err = fs.learn(ino, st)
+	}
+	last := st.opens.Add(-1) <= 0
+	if last {
+		st.opens.Store(0)
+		st.doneWithFile()
+	}
+	st.mu.Unlock()
+	if ferr := fs.maybeFree(ino); err == nil {
+		err = ferr
+	}
+	return errno(err)
+}
+
+// setStale marks whether ino's data file may hold changes the journal has
+// not learned. The caller holds st.mu.
+func (fs *FS) setStale(ino Ino, st *inodeState, stale bool) {
+	if st.ptStale == stale {
+		return
+	}
+	st.ptStale = stale
+	fs.statesMu.Lock()
+	if stale {
+		fs.ptStale[ino] = st
+	} else {
+		delete(fs.ptStale, ino)
+	}
+	fs.ptLive.Store(int32(len(fs.ptStale)))
+	fs.statesMu.Unlock()
+}
+
+// learn reads what the kernel did to ino's data file since the journal last
+// looked, and commits it (a write record up to the data file's end) when
+// the data file grew past the file or its mtime moved. Once no open writes the data
+// file any more, there is nothing left to learn until the next one. The
+// caller holds st.mu, which every other change of the data file's size
+// takes too.
+func (fs *FS) learn(ino Ino, st *inodeState) error {
+	if !st.ptStale {
+		return nil
+	}
+	defer st.doneWithFile()
+	f, err := fs.openDataFile(ino, st, false)
+	if err != nil {
+		return err
+	}
+	writers := st.ptWriters.Load() > 0
+	if f == nil { // freed meanwhile: nothing to learn
+		fs.setStale(ino, st, writers)
+		return nil
+	}
+	s, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fs.mu.RLock()
+	in := fs.model.Inodes[ino]
+	var size, ctime int64
+	if in != nil {
+		size, ctime = in.Size, in.Ctime
+	}
+	fs.mu.RUnlock()
+	if in == nil {
+		fs.setStale(ino, st, false)
+		return nil
+	}
+	// The kernel's writes only ever grow the data file (truncates and
+	// fallocates come to the journal, which learns first), so a data file
+	// shorter than the file is none of the kernel's doing: it is not
+	// taken for a shrink.
+	if s.Size > size || s.Mtime != st.ptMtime {
+		// Logged as what it is, bytes written up to the data file's
+		// end: the meta-journal write record, whose replay (in either
+		// journal mode) never touches a data file. The times are the
+		// kernel's, kept from going back before the inode's last change.
+		op := Op{Type: OpWrite, Ino: ino, Off: size, Len: max(0, s.Size-size), Ctime: max(ctime, s.Mtime)}
+		if _, err := fs.commit(&op); err != nil {
+			return err
+		}
+		st.ptMtime = s.Mtime
+		st.dataDirty = true
+		fs.markDirty(ino)
+		fs.learned.Add(1)
+	}
+	fs.setStale(ino, st, writers)
+	return nil
+}
+
+// learnIfStale is learn for callers that do not hold st.mu: an attribute
+// query, a lookup, a setattr or fsync about to answer from the model.
+func (fs *FS) learnIfStale(ino Ino) error {
+	if fs.ptLive.Load() == 0 {
+		return nil
+	}
+	st := fs.existingState(ino)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return fs.learn(ino, st)
+}
+
+// learnAll learns every data file the kernel may have written: the
+// periodic log force does it first, so that sizes reach the log within
+// its interval as the bytes reach the data files, and so does unmount.
+// A file it cannot learn now is learned at its next occasion.
+func (fs *FS) learnAll() {
+	if fs.ptLive.Load() == 0 {
+		return
+	}
+	fs.statesMu.Lock()
+	inos := slices.Sorted(maps.Keys(fs.ptStale))
+	fs.statesMu.Unlock()
+	for _, ino := range inos {
+		fs.learnIfStale(ino)
+	}
+}
+
+// markPassthroughDirty marks every data file the kernel may be writing as
+// needing the next checkpoint's sync, as written ones are.
+func (fs *FS) markPassthroughDirty() {
+	if fs.ptLive.Load() == 0 {
+		return
+	}
+	fs.statesMu.Lock()
+	inos := slices.Collect(maps.Keys(fs.ptStale))
+	fs.statesMu.Unlock()
+	for _, ino := range inos {
+		fs.markDirty(ino)
+	}
+}
+
+// afterChange is called, with st.mu held, after the journal itself changed
+// ino's data file (a truncate, a fallocate) while the kernel may write it:
+// the data file's new mtime is the journal's own doing, logged with the
+// change, and not the kernel's to learn.
+func (fs *FS) afterChange(st *inodeState, f StoreFile) {
+	st.allocDirty = true // a truncate or fallocate: blocks may come and go
+	if !st.ptStale {
+		return
+	}
+	if s, err := f.Stat(); err == nil {
+		st.ptMtime = s.Mtime
+	}
+}

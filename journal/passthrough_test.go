@@ -1,0 +1,250 @@
+package journal
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's side of passthrough is played by the test: it writes the
+// data file OpenPassthrough hands out, as the kernel would, and the
+// journal must learn what those writes did.
+
+func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
+	for _, store := range []string{"os", "crashfs"} {
+		t.Run(store, func(t *testing.T) {
+			o := Options{LogForceInterval: time.Hour}
+			dir := powerDir
+			var cfs *CrashFS
+			if store == "os" {
+				dir = mkfs(t, MinLogSize, 32<<10)
+			} else {
+				cfs = NewCrashFS()
+				o.Store = cfs
+				if _, err := Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fs := mount(t, dir, o)
+			a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+			if _, ok := FileFd(f); ok != (store == "os") {
+				t.Fatalf("FileFd of a %s data file: %v", store, ok)
+			}
+			// Appends and an overwrite, as the kernel makes them.
+			must[int](t)(f.WriteAt([]byte("hello"), 0))
+			must[int](t)(f.WriteAt([]byte(", world"), 5))
+			got := must[Attr](t)(fs.GetAttr(a.Ino))
+			s := must[FileStat](t)(f.Stat())
+			// The kernel's mtime, unless that is older than the
+			// inode's last change (a coarse clock lags a fine one).
+			if want := max(a.Ctime, s.Mtime); got.Size != 12 || got.Mtime != want || got.Ctime != want {
+				t.Fatalf("after the kernel wrote 12 bytes: size %d mtime %d ctime %d; the data file has %d, mtime %d; want times %d",
+					got.Size, got.Mtime, got.Ctime, s.Size, s.Mtime, want)
+			}
+			if l := must[Attr](t)(fs.Lookup(RootIno, "f")); l.Size != 12 {
+				t.Fatalf("lookup says size %d, want 12", l.Size)
+			}
+			// A utimes after the write (tar, cp -p) sticks: the
+			// journal learned the write before it.
+			time.Sleep(2 * time.Millisecond)
+			must[int](t)(f.WriteAt([]byte("HELLO"), 0))
+			must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetMtime, Mtime: 1e9}))
+			if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Mtime != 1e9 {
+				t.Fatalf("mtime after utimes: %d, want 1e9", got.Mtime)
+			}
+			// fsync makes the learned size durable with the bytes.
+			must[int](t)(f.WriteAt([]byte("!"), 12))
+			check(t, fs.Fsync(a.Ino, true))
+			if fs.learned.Load() == 0 {
+				t.Fatal("nothing learned")
+			}
+			if store == "crashfs" {
+				img := cfs.Crash(nil) // everything not durable lost
+				fs.Abandon()
+				o.Store = img
+				fs = mount(t, dir, o)
+				b := make([]byte, 20)
+				n := must[int](t)(fs.Read(a.Ino, b, 0))
+				if string(b[:n]) != "HELLO, world!" {
+					t.Fatalf("after a power cut: %q, want %q", b[:n], "HELLO, world!")
+				}
+				fs.Abandon()
+				return
+			}
+			check(t, fs.ReleasePassthrough(a.Ino, true, true))
+			check(t, fs.Close())
+			fs = mount(t, dir, o)
+			defer fs.Close()
+			if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 13 {
+				t.Fatalf("after remount: size %d, want 13", got.Size)
+			}
+		})
+	}
+}
+
+// The first open for passthrough makes the data file exactly the file's
+// size: the kernel reads and appends to the data file as it is.
+func TestPassthroughOpenSizesDataFile(t *testing.T) {
+	dir := mkfs(t, MinLogSize, 32<<10)
+	fs := mount(t, dir, Options{LogForceInterval: time.Hour})
+	defer fs.Close()
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	// A file extended by truncate whose data file lacks the end, as a
+	// crash can leave one (the data file's name was never made durable).
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 1000}))
+	check(t, os.Truncate(filepath.Join(dir, dataDirName, "2"), 10))
+	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
+	if s := must[FileStat](t)(f.Stat()); s.Size != 1000 {
+		t.Fatalf("data file at the passthrough open: %d bytes, want the file's 1000", s.Size)
+	}
+	check(t, fs.ReleasePassthrough(a.Ino, false, true))
+}
+
+// Data-journal mode never hands out data files.
+func TestPassthroughRefusedInDataMode(t *testing.T) {
+	dir := mkfs(t, MinLogSize, 32<<10)
+	fs := mount(t, dir, Options{Journal: JournalData})
+	defer fs.Close()
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	if _, err := fs.OpenPassthrough(a.Ino, true, false); err != syscall.EINVAL {
+		t.Fatalf("OpenPassthrough in data mode: %v, want EINVAL", err)
+	}
+	if fs.inUse(a.Ino) {
+		t.Fatal("a refused passthrough open still counts as an open")
+	}
+}
+
+// What the kernel wrote through an open released without fsync reaches
+// the log with the periodic force and with unmount.
+func TestPassthroughLearnedAtReleaseAndUnmount(t *testing.T) {
+	dir := mkfs(t, MinLogSize, 32<<10)
+	fs := mount(t, dir, Options{LogForceInterval: time.Hour})
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	g := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, true, false))
+	want := bytes.Repeat([]byte("x"), 5000)
+	must[int](t)(f.WriteAt(want, 0))
+	must[int](t)(g.WriteAt(want[:77], 0))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	fs.mu.RLock()
+	size := fs.model.Inodes[a.Ino].Size
+	fs.mu.RUnlock()
+	if size != 5000 {
+		t.Fatalf("model size after the release: %d, want 5000", size)
+	}
+	// g is still open at unmount (a lazy unmount): Close learns it.
+	check(t, fs.Close())
+	fs = mount(t, dir, Options{})
+	defer fs.Close()
+	for _, c := range []struct {
+		ino  Ino
+		size int64
+	}{{a.Ino, 5000}, {b.Ino, 77}} {
+		if got := must[Attr](t)(fs.GetAttr(c.ino)); got.Size != c.size {
+			t.Fatalf("inode %d after remount: size %d, want %d", c.ino, got.Size, c.size)
+		}
+	}
+}
+
+// An inode is open in passthrough or through the daemon, never both at
+// once: the kernel refuses a mix. A synchronous open prefers the daemon,
+// but joins passthrough opens that exist.
+func TestPassthroughOpenKinds(t *testing.T) {
+	dir := mkfs(t, MinLogSize, 32<<10)
+	var said []string
+	fs := mount(t, dir, Options{Logf: func(f string, a ...any) { said = append(said, f) }})
+	defer fs.Close()
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	open := func(preferDaemon bool) bool {
+		t.Helper()
+		return must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, preferDaemon)) != nil
+	}
+	if open(true) {
+		t.Fatal("a synchronous open of a file not open in passthrough was given the data file")
+	}
+	if open(false) {
+		t.Fatal("an open of a file open through the daemon was given the data file")
+	}
+	check(t, fs.ReleasePassthrough(a.Ino, true, false))
+	check(t, fs.ReleasePassthrough(a.Ino, true, false))
+	if !open(false) {
+		t.Fatal("an open of a file open nowhere was not a passthrough open")
+	}
+	if !open(true) {
+		t.Fatal("a synchronous open of a file open in passthrough did not join it")
+	}
+	if len(said) != 1 {
+		t.Fatalf("the synchronous open joining passthrough was said %d times, want once: %q", len(said), said)
+	}
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	if fs.inUse(a.Ino) {
+		t.Fatal("still counted open after every release")
+	}
+}
+
+// What an fsync costs in syncs: the first of a new file syncs its data
+// file, the data directory (its name) and the log; an overwrite of blocks
+// written at the last sync, at the same size, writes the data back without
+// a flush (where the filesystem under the store overwrites in place and
+// CrashFS's model, which does) and pays only the log's flush; an append
+// pays the data file's fdatasync again.
+func TestFsyncSyncCounts(t *testing.T) {
+	for _, store := range []string{"os", "crashfs"} {
+		t.Run(store, func(t *testing.T) {
+			o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+			dir := powerDir
+			if store == "os" {
+				dir = mkfs(t, MinLogSize, 32<<10)
+			} else {
+				o.Store = NewCrashFS()
+				must[*Superblock](t)(Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: o.Store}))
+			}
+			fs := mount(t, dir, o)
+			defer fs.Close()
+			inPlace := store == "crashfs"
+			if store == "os" {
+				var sfs unix.Statfs_t
+				check(t, unix.Statfs(dir, &sfs))
+				inPlace = sfs.Type == unix.EXT4_SUPER_MAGIC || sfs.Type == unix.XFS_SUPER_MAGIC
+			}
+			a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			check(t, fs.Open(a.Ino))
+			step := func(what string, write func(), data, dirs, writebacks uint64) {
+				t.Helper()
+				b := fs.Stats()
+				write()
+				check(t, fs.Fsync(a.Ino, false))
+				e := fs.Stats()
+				got := [3]uint64{e.DataSyncs - b.DataSyncs, e.DirSyncs - b.DirSyncs, e.Writebacks - b.Writebacks}
+				if want := [3]uint64{data, dirs, writebacks}; got != want {
+					t.Errorf("%s: data syncs, directory syncs, write-backs %v, want %v", what, got, want)
+				}
+				if l := e.LogForces - b.LogForces; l != 1 {
+					t.Errorf("%s: %d log syncs, want 1", what, l)
+				}
+			}
+			block := bytes.Repeat([]byte("0123456789abcdef"), 1024)
+			step("the first write", func() { must[int](t)(fs.Write(a.Ino, block, 0)) }, 1, 1, 0)
+			if inPlace {
+				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 0, 0, 1)
+			} else {
+				t.Logf("the test's filesystem does not overwrite in place: no write-back without a flush")
+				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 1, 0, 0)
+			}
+			step("an append", func() { must[int](t)(fs.Write(a.Ino, []byte("MORE"), int64(len(block)))) }, 1, 0, 0)
+			step("a preallocation, then an overwrite", func() {
+				check(t, fs.Fallocate(a.Ino, FallocKeepSize, 0, 1<<20))
+				must[int](t)(fs.Write(a.Ino, []byte("OVER"), 200))
+			}, 1, 0, 0)
+			check(t, fs.Release(a.Ino))
+		})
+	}
+}

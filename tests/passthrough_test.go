@@ -1,0 +1,252 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountPassthrough mounts with --passthrough=on. A machine that cannot
+// (a kernel without FUSE passthrough, or no CAP_SYS_ADMIN) skips the test,
+// saying why: the mount's own message.
+func mountPassthrough(t *testing.T, store, mnt string, flags ...string) *mount {
+	t.Helper()
+	m, err := tryMountDaemon(t, store, mnt, append(flags, "--passthrough=on")...)
+	if err != nil {
+		if strings.Contains(err.Error(), "--passthrough=on:") {
+			t.Skipf("kernel FUSE passthrough is not available here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	if got := readStats(t, mnt)["passthrough"]; got != "on" {
+		t.Fatalf(".stats passthrough = %q after --passthrough=on", got)
+	}
+	return m
+}
+
+// statCount is a .stats counter, 0 when it is absent (the fuse_<OPCODE>
+// lines appear once an opcode has been seen).
+func statCount(t testing.TB, stats map[string]string, name string) uint64 {
+	t.Helper()
+	if _, ok := stats[name]; !ok {
+		return 0
+	}
+	return statUint(t, stats, name)
+}
+
+// TestPassthroughFsyncedAppendsSurviveKill9 appends through a passthrough
+// open, fsyncs (and fdatasyncs) now and then, appends more, and kills the
+// daemon: the next mount has every fsynced byte and exactly the fsynced
+// size (the log is forced by nothing else: no close, no periodic force).
+// The appends never reached the daemon.
+func TestPassthroughFsyncedAppendsSurviveKill9(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
+	path := filepath.Join(mnt, "log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	mustOK(t, err)
+	defer f.Close()
+	before := readStats(t, mnt)
+	var content, acked []byte
+	for i := range 59 { // the last few appends unsynced
+		b := pattern(uint64(i), 1000+37*i) // sizes that end mid-block
+		_, err := f.Write(b)
+		mustOK(t, err)
+		content = append(content, b...)
+		switch i % 7 {
+		case 3:
+			mustOK(t, f.Sync())
+			acked = bytes.Clone(content)
+		case 5:
+			mustOK(t, unix.Fdatasync(int(f.Fd())))
+			acked = bytes.Clone(content)
+		}
+	}
+	after := readStats(t, mnt)
+	if w := statCount(t, after, "fuse_WRITE") - statCount(t, before, "fuse_WRITE"); w != 0 {
+		t.Errorf("%d WRITE requests reached the daemon for appends through a passthrough open", w)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(content)) {
+		t.Errorf("stat while mounted: %v, %v; want size %d", fi, err, len(content))
+	}
+	if len(acked) == len(content) {
+		t.Fatal("the test left nothing unsynced")
+	}
+	m.kill9(t)
+	m = m.remount(t)
+	got, err := os.ReadFile(path)
+	mustOK(t, err)
+	if len(got) != len(acked) {
+		t.Errorf("after kill -9: %d bytes, want the %d fsynced (%d were written)", len(got), len(acked), len(content))
+	}
+	if !bytes.Equal(got[:min(len(got), len(acked))], acked[:min(len(got), len(acked))]) {
+		t.Errorf("after kill -9: the fsynced bytes differ")
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// TestPassthroughMmap writes a file through a shared mapping of a
+// passthrough open, msyncs and fsyncs it, and kills the daemon: the bytes
+// come back, and so does a size grown by ftruncate before the mapping.
+func TestPassthroughMmap(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
+	path := filepath.Join(mnt, "mapped")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	mustOK(t, err)
+	defer f.Close()
+	const size = 3*4096 + 100
+	mustOK(t, f.Truncate(size))
+	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mustOK(t, err)
+	want := pattern(7, size)
+	copy(b, want)
+	mustOK(t, unix.Msync(b, unix.MS_SYNC))
+	mustOK(t, unix.Munmap(b))
+	mustOK(t, f.Sync())
+	m.kill9(t)
+	m = m.remount(t)
+	got, err := os.ReadFile(path)
+	mustOK(t, err)
+	if !bytes.Equal(got, want) {
+		t.Errorf("after kill -9: %d bytes, want the %d written through the mapping (first difference at %d)", len(got), len(want), firstDifference(got, want))
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestPassthroughOff checks --passthrough=off: .stats says so, and writes
+// reach the daemon, one request each.
+func TestPassthroughOff(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt, "--passthrough=off")
+	if got := readStats(t, mnt)["passthrough"]; got != "off" {
+		t.Errorf(".stats passthrough = %q with --passthrough=off", got)
+	}
+	f, err := os.Create(filepath.Join(mnt, "f"))
+	mustOK(t, err)
+	before := statCount(t, readStats(t, mnt), "fuse_WRITE")
+	for i := range 10 {
+		_, err := f.WriteAt([]byte(strconv.Itoa(i)), int64(i))
+		mustOK(t, err)
+	}
+	mustOK(t, f.Close())
+	if w := statCount(t, readStats(t, mnt), "fuse_WRITE") - before; w != 10 {
+		t.Errorf("10 writes with --passthrough=off sent %d WRITE requests", w)
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// TestPassthroughConcurrentOpens opens, writes and closes one file from
+// many goroutines at once: every open of an inode must be of the kind the
+// kernel expects (all in passthrough while one is), or the kernel fails
+// the open with EIO.
+func TestPassthroughConcurrentOpens(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt)
+	path := filepath.Join(mnt, "shared")
+	mustOK(t, os.WriteFile(path, []byte("start"), 0o644))
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 300 {
+				flags := os.O_RDWR
+				if (g+i)%3 == 0 {
+					flags = os.O_RDONLY
+				}
+				f, err := os.OpenFile(path, flags, 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if flags == os.O_RDWR {
+					_, err = f.WriteAt([]byte{byte(g)}, int64(g))
+				}
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("an open, write or close of a file others open and close at the same time: %v", err)
+		}
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
+
+// TestPassthroughDirectIO writes and reads through an O_DIRECT open of a
+// passthrough mount (InnoDB's data files): none of it reaches the daemon
+// (the kernel lets FOPEN_DIRECT_IO override passthrough, so a passthrough
+// open must not carry it), and an fsynced write survives kill -9.
+func TestPassthroughDirectIO(t *testing.T) {
+	t.Parallel()
+	store, mnt := newStore(t)
+	m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
+	path := filepath.Join(mnt, "direct")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_DIRECT, 0o644)
+	mustOK(t, err)
+	defer f.Close()
+	// Reading .stats costs READ requests of its own: counted between two
+	// reads, and taken off.
+	first := readStats(t, mnt)
+	before := readStats(t, mnt)
+	statsReads := statCount(t, before, "fuse_READ") - statCount(t, first, "fuse_READ")
+	buf := alignedBuffer(8192)
+	copy(buf, pattern(3, len(buf)))
+	_, err = f.WriteAt(buf, 4096)
+	mustOK(t, err)
+	got := alignedBuffer(8192)
+	_, err = f.ReadAt(got, 4096)
+	mustOK(t, err)
+	if !bytes.Equal(got, buf) {
+		t.Errorf("an O_DIRECT read did not return what an O_DIRECT write put there")
+	}
+	after := readStats(t, mnt)
+	for _, op := range []string{"fuse_WRITE", "fuse_READ"} {
+		n := statCount(t, after, op) - statCount(t, before, op)
+		if op == "fuse_READ" {
+			n -= statsReads
+		}
+		if n != 0 {
+			t.Errorf("%d %s requests reached the daemon for O_DIRECT I/O through a passthrough open", n, strings.TrimPrefix(op, "fuse_"))
+		}
+	}
+	mustOK(t, f.Sync())
+	m.kill9(t)
+	m = m.remount(t)
+	b, err := os.ReadFile(path)
+	mustOK(t, err)
+	if len(b) != 4096+len(buf) || !bytes.Equal(b[4096:], buf) {
+		t.Errorf("after kill -9: %d bytes, want %d ending in what was written and fsynced", len(b), 4096+len(buf))
+	}
+	m.unmount(t)
+	checkStore(t, store, true)
+}
