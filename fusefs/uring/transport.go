@@ -181,17 +181,17 @@ type entry struct {
 // queue is one CPU's ring and entries, served by one thread pinned to
 // that CPU.
 type queue struct {
-	t       *Transport
-	qid     int
-	r       *ring
-	mem     []byte // the entries' header areas and payload buffers
-	ents    []entry
-	efd     int
-	efdBuf  [8]byte
-	stop    atomic.Bool
-	mu      sync.Mutex
-	done    []int // entries answered on other goroutines
-	async   int   // entries being served on other goroutines (thread only)
+	t      *Transport
+	qid    int
+	r      *ring
+	mem    []byte // the entries' header areas and payload buffers
+	ents   []entry
+	efd    int
+	efdBuf [8]byte
+	stop   atomic.Bool
+	mu     sync.Mutex
+	done   []int // entries answered on other goroutines
+	async  int   // entries being served on other goroutines (thread only)
 }
 
 // wake makes the queue's thread look at q.done and q.stop.
