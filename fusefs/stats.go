@@ -46,7 +46,7 @@ func (s *statsNode) content() []byte {
 	fmt.Fprintf(b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[s.m.pt.Load()])
 	fmt.Fprintf(b, "transport %s\n", s.m.transport)
 	if s.m.rings != nil {
-		fmt.Fprintf(b, "fuse_uring_requests %d\n", s.m.rings.Served())
+		fmt.Fprintf(b, "uring_requests %d\n", s.m.rings.Served())
 	}
 	s.m.reqs.WriteTo(b)
 	return b.Bytes()

@@ -282,9 +282,9 @@ func TestTransportParity(t *testing.T) {
 		if tr == "uring" {
 			total := statUint(t, st, "fuse_requests")
 			overDev := statCount(t, st, "fuse_FORGET") + statCount(t, st, "fuse_BATCH_FORGET")
-			rings := statUint(t, st, "fuse_uring_requests")
+			rings := statUint(t, st, "uring_requests")
 			// The .stats open being answered is counted in
-			// fuse_requests before it is in fuse_uring_requests.
+			// fuse_requests before it is in uring_requests.
 			if rings == 0 || rings+overDev+1 < total {
 				t.Errorf("uring mount: %d requests, %d of them FORGETs over /dev/fuse, but only %d over the rings", total, overDev, rings)
 			}
