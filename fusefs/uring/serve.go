@@ -158,6 +158,13 @@ func (o *reply) ptr() unsafe.Pointer { return unsafe.Pointer(&o.out[0]) }
 
 func sizeOf[T any]() int { var t T; return int(unsafe.Sizeof(t)) }
 
+// never is the cancel channel of every request served over a ring: it is
+// never closed. The kernel sends a ring request's INTERRUPT over
+// /dev/fuse, where go-fuse's server finds no such request in flight (it
+// answers EAGAIN, which the kernel, finding the request on no /dev/fuse
+// list, drops), so a ring request always runs to its end.
+var never = make(chan struct{})
+
 // serve answers r with fs and writes the reply's arguments to buf (the
 // ring entry's payload buffer, which r.payload may alias: the request's
 // names and data are used up before the reply is written). It returns the
@@ -172,7 +179,7 @@ func serve(fs fuse.RawFileSystem, r *request, o *reply, buf []byte) (st fuse.Sta
 	}()
 	clear(o.out[:])
 	h := r.header()
-	cancel := make(chan struct{}) // interrupts reach go-fuse's server, not us
+	cancel := never
 	fixed := 0                    // bytes of o.out in the reply
 	var data []byte               // reply data after the fixed part
 	switch h.Opcode {
