@@ -180,8 +180,8 @@ func serve(fs fuse.RawFileSystem, r *request, o *reply, buf []byte) (st fuse.Sta
 	clear(o.out[:])
 	h := r.header()
 	cancel := never
-	fixed := 0                    // bytes of o.out in the reply
-	var data []byte               // reply data after the fixed part
+	fixed := 0      // bytes of o.out in the reply
+	var data []byte // reply data after the fixed part
 	switch h.Opcode {
 	case opLookup:
 		name, st := r.name()

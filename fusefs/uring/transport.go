@@ -122,7 +122,7 @@ func Start(fuseFD int, fs fuse.RawFileSystem, maxPayload int) (*Transport, error
 	t := &Transport{fd: fd, fs: fs, payload: maxPayload}
 	ready := make(chan error, nq)
 	for qid := range nq {
-		q := &queue{t: t, qid: qid}
+		q := &queue{t: t, qid: qid, efd: -1}
 		t.queues = append(t.queues, q)
 		t.wg.Add(1)
 		go q.run(ready)
@@ -150,7 +150,9 @@ func (t *Transport) Served() uint64 { return t.served.Load() }
 func (t *Transport) Stop() {
 	for _, q := range t.queues {
 		q.stop.Store(true)
+		q.mu.Lock()
 		q.wake()
+		q.mu.Unlock()
 	}
 }
 
@@ -192,11 +194,13 @@ type queue struct {
 	mu     sync.Mutex
 	done   []int // entries answered on other goroutines
 	async  int   // entries being served on other goroutines (thread only)
+	early  []cqe // completions setup reaped, for the loop
 }
 
-// wake makes the queue's thread look at q.done and q.stop.
+// wake makes the queue's thread look at q.done and q.stop; q.mu held, so
+// the thread cannot close the eventfd in between.
 func (q *queue) wake() {
-	if q.efd > 0 {
+	if q.efd >= 0 {
 		one := [8]byte{1}
 		unix.Write(q.efd, one[:])
 	}
@@ -258,15 +262,18 @@ func (q *queue) setup() error {
 	if err := q.r.enterFlags(0, enterGetEvents); err != nil {
 		return err
 	}
+	// A completion now is a failed REGISTER, or already a request (the
+	// other queues may have made the ring ready), kept for the loop.
 	var regErr error
 	q.r.reap(func(c cqe) {
-		if c.UserData == efdTag {
+		if c.UserData != efdTag && c.Res < 0 {
+			q.ents[c.UserData].live = false
+			if regErr == nil {
+				regErr = fmt.Errorf("FUSE_IO_URING_CMD_REGISTER: %w", syscall.Errno(-c.Res))
+			}
 			return
 		}
-		q.ents[c.UserData].live = false
-		if c.Res < 0 && regErr == nil {
-			regErr = fmt.Errorf("FUSE_IO_URING_CMD_REGISTER: %w", syscall.Errno(-c.Res))
-		}
+		q.early = append(q.early, c)
 	})
 	return regErr
 }
@@ -331,6 +338,10 @@ func slow(op uint32) bool {
 }
 
 func (q *queue) loop() {
+	for _, c := range q.early {
+		q.complete(c)
+	}
+	q.early = nil
 	for {
 		if q.liveEntries() == 0 && q.async == 0 {
 			return
@@ -392,8 +403,8 @@ func (q *queue) complete(c cqe) {
 			q.t.served.Add(1)
 			q.mu.Lock()
 			q.done = append(q.done, i)
-			q.mu.Unlock()
 			q.wake()
+			q.mu.Unlock()
 		}()
 		return
 	}
@@ -415,8 +426,10 @@ func (q *queue) teardown() {
 		unix.Munmap(q.mem)
 		q.mem = nil
 	}
-	if q.efd > 0 {
+	q.mu.Lock()
+	if q.efd >= 0 {
 		unix.Close(q.efd)
 		q.efd = -1
 	}
+	q.mu.Unlock()
 }
