@@ -109,7 +109,8 @@ type FS struct {
 
 	mu       sync.RWMutex // the model; held for writing while a transaction commits
 	model    *Model
-	unlinked map[Ino]bool // inodes without links not yet freed (open or held), under mu
+	names    atomic.Uint64 // namespace changes committed (NamespaceGen)
+	unlinked map[Ino]bool  // inodes without links not yet freed (open or held), under mu
 	x        *xlog
 
 	// What a checkpoint writes: the model as of the newest durable record.
@@ -707,6 +708,10 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		fs.x.fail(err)
 		return 0, &FailedError{Reason: err}
 	}
+	switch op.Type {
+	case OpCreate, OpLink, OpUnlink, OpRmdir, OpRename:
+		fs.names.Add(1)
+	}
 	if fs.afterCommit != nil {
 		fs.afterCommit(fs.x.lastCommitted(), op)
 	}
@@ -726,6 +731,11 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	}
 	return lsn, nil
 }
+
+// NamespaceGen counts the namespace changes committed since mount
+// (creates, links, unlinks, rmdirs, renames): a directory listing taken
+// when it had one value is the listing of now while it still has it.
+func (fs *FS) NamespaceGen() uint64 { return fs.names.Load() }
 
 // zeroesLogged reports whether op zeroes file bytes that only the log
 // holds until a checkpoint: a hole punch or zero range in data-journal mode,
