@@ -744,6 +744,7 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// back without a flush and let the log force's flush cover it: one
 	// device flush in all.
 	var dataErr error
+	started := false
 	if fs.opts.Journal == JournalMeta && in.IsRegular() {
 		dirty, lost := st.dataState()
 		switch {
@@ -756,10 +757,11 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 			// The log writer starts on the force while this
 			// goroutine syncs the data file.
 			fs.x.startForce(lsn)
+			started = true
 			dataErr = fs.syncData(ino, st)
 		}
 	}
-	logErr := fs.x.force(lsn)
+	logErr := fs.x.forceWait(lsn, !started)
 	if dataErr != nil {
 		return errno(dataErr)
 	}
