@@ -28,7 +28,7 @@ type Iclog struct {
 	inline  bool
 	cycle   uint32        // the record's cycle, stamped as blocks fill
 	stamped int           // payload blocks stamped so far
-	sum     *cksum.Summer // counts the copy-time work
+	sum     *cksum.Summer // counts the copy-time work (every mode: CopyPlain)
 	pay     cksum.Payload // CRC of the payload so far
 }
 
@@ -45,7 +45,7 @@ func NewIclog(logbsize int, uuid [16]byte) (*Iclog, error) {
 }
 
 // Reset empties the iclog for reuse, out of inline mode.
-func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped = 0, 0, false, 0 }
+func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped, ic.sum = 0, 0, false, 0, nil }
 
 // Start empties the iclog for a record at cycle that sum will checksum. When
 // sum's mode is inline, AppendOp stamps and checksums as it copies; the
@@ -53,10 +53,11 @@ func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped = 0, 0, false,
 // and does all the work itself otherwise).
 func (ic *Iclog) Start(cycle uint32, sum *cksum.Summer) {
 	ic.Reset()
+	ic.sum = sum
 	if sum == nil || sum.Mode() != cksum.Inline {
 		return
 	}
-	ic.inline, ic.cycle, ic.sum = true, cycle, sum
+	ic.inline, ic.cycle = true, cycle
 	ic.pay.Reset(sum.Impl())
 	// Stamping fills the cycle data as it goes, and Seal keeps it: no
 	// saved word of an earlier record may linger there.
@@ -119,6 +120,10 @@ func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont
 	end := ic.off + OpHeaderSize + n
 	if ic.inline {
 		ic.sum.Copy(&ic.pay, p[:OpHeaderSize], p[OpHeaderSize:], region[:n], func() { ic.stampTo(end) })
+	} else if ic.sum != nil {
+		// Timed, so that copy and checksum add up to the same work in
+		// every mode (cksum.Stats.CopyCksumNanos).
+		ic.sum.CopyPlain(p[OpHeaderSize:], region[:n])
 	} else {
 		copy(p[OpHeaderSize:], region[:n])
 	}
@@ -184,10 +189,10 @@ func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum
 	case ic.inline && sum.Mode() == cksum.Inline:
 		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize], func() { ic.stampTo(plen) })
 	case ic.inline: // stamped at copy time, summed by another mode
-		ic.stampTo(plen)
+		sum.Plain(func() { ic.stampTo(plen) })
 		crc = sum.Record(rec, ic.hsize)
 	default:
-		pack(rec, ic.hsize, cycle)
+		sum.Plain(func() { pack(rec, ic.hsize, cycle) })
 		crc = sum.Record(rec, ic.hsize)
 	}
 	binary.LittleEndian.PutUint32(h[offCRC:], crc)
