@@ -115,7 +115,7 @@ type Stats struct {
 	// Plain* count the work the modes that checksum at seal do outside
 	// the checksum, which inline mode's Copy* include: copying ops into
 	// iclogs (PlainOps ops, PlainBytes bytes) and stamping the cycle into
-	// their blocks at seal, timed as Copy* are (CopyPlain, Plain). None of
+	// their blocks at seal, timed as Copy* are (CopyPlain, PackRecord). None of
 	// it is checksum work, so no Total* and no Nanos count it; it is
 	// there so that CopyCksumNanos is the same work in every mode.
 	PlainOps       uint64 `json:"plain_ops"`
@@ -187,7 +187,7 @@ type Summer struct {
 	records atomic.Uint64
 	seal    tally // at seal: Record, Seal
 	copy    tally // at copy time: Copy
-	plain   tally // not checksum work: CopyPlain, Plain
+	plain   tally // not checksum work: CopyPlain, PackRecord
 	observe func(Cost)
 }
 
@@ -264,6 +264,35 @@ func (s *Summer) Record(rec []byte, hdrLen int) uint32 {
 	return crc
 }
 
+// PackRecord runs pack (stamping the record's blocks, not checksum work)
+// and then returns the record's CRC as Record does. Both are timed inside
+// one pair of CPU clock reads, each by the wall clock: pack's time goes to
+// the Plain* counters, the checksum's to the seal's, as Record counts it.
+// Had the thread lost its CPU, the CPU clock's advance is split between the
+// two in proportion to their wall times.
+func (s *Summer) PackRecord(rec []byte, hdrLen int, pack func()) uint32 {
+	t := startTiming()
+	pack()
+	w1 := time.Now()
+	crc, calls := Sum(s.mode, s.impl.Update, rec, hdrLen)
+	m := t.stop()
+	pw := min(m.wall, max(0, w1.Sub(t.start)-clocks.wall/2))
+	pm := measured{cpu: pw, wall: pw}
+	m.wall -= pw
+	if m.offCPU {
+		if total := pw + m.wall; total > 0 {
+			pm.cpu = time.Duration(float64(m.cpu) * float64(pw) / float64(total))
+			pm.offCPU = true
+		}
+		m.cpu -= pm.cpu
+	} else {
+		m.cpu = m.wall
+	}
+	s.plain.add(0, 0, pm)
+	s.sealed(Cost{Bytes: len(rec), Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	return crc
+}
+
 // sealed counts a record's work at seal and tells the observer.
 func (s *Summer) sealed(c Cost, m measured) {
 	s.seal.add(c.Calls, c.Bytes, m)
@@ -305,8 +334,8 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 // nil, stamps the blocks left (a last block whose first word ends in the
 // padding: it must see the zeros before they are stamped over), and the
 // record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
-// complete) combined with p's. Every payload block must be stamped by then
-// (see Payload.Sum). The observer sees the record's cost at seal and, in
+// complete, or only those before p's prefix: Payload.Restart) combined with
+// p's. Every payload block must be stamped by then (see Payload.Sum). The observer sees the record's cost at seal and, in
 // Cost.Copy*, what its ops cost at copy time.
 func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 	t := startTiming()
@@ -318,10 +347,13 @@ func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 	if stamp != nil {
 		stamp()
 	}
-	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.Len())
+	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.PrefixLen()+p.Len())
 	m := t.stop()
+	// A prefix (Restart) was checksummed before the payload: its bytes
+	// count at copy time.
+	s.copy.bytes.Add(uint64(p.PrefixLen()))
 	s.sealed(Cost{Bytes: len(hdr) + len(pad), Calls: calls, CPU: m.cpu, Wall: m.wall,
-		CopyBytes: p.copyBytes, CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
+		CopyBytes: p.copyBytes + p.PrefixLen(), CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
 	return crc
 }
 
@@ -333,15 +365,6 @@ func (s *Summer) CopyPlain(dst, src []byte) {
 	copy(dst, src)
 	m := t.stop()
 	s.plain.add(1, len(src), m)
-}
-
-// Plain runs f, work on a record that is not its checksum (stamping its
-// blocks at seal), and counts its time in the Plain* counters.
-func (s *Summer) Plain(f func()) {
-	t := startTiming()
-	f()
-	m := t.stop()
-	s.plain.add(0, 0, m)
 }
 
 // Stats returns the counters so far.

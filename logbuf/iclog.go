@@ -16,7 +16,10 @@ var be = binary.BigEndian
 // In inline mode (Start with an inline Summer) the stamping and most of the
 // checksum move from Seal to AppendOp: each op is copied with CopyUpdate,
 // every block whose first word it completes is stamped on the spot, and
-// Seal only checksums the header blocks and combines.
+// Seal only checksums the first header block and combines it with the CRC
+// of the rest: the payload's CRC continues that of the extension header
+// blocks as Start leaves them, and the words stamping saves into them are
+// folded in as they are saved (cksum.Payload.Restart, Save).
 type Iclog struct {
 	buf   []byte // logbsize bytes: hsize of header blocks, then the data area
 	hsize int    // bytes of header blocks
@@ -29,7 +32,15 @@ type Iclog struct {
 	cycle   uint32        // the record's cycle, stamped as blocks fill
 	stamped int           // payload blocks stamped so far
 	sum     *cksum.Summer // counts the copy-time work (every mode: CopyPlain)
-	pay     cksum.Payload // CRC of the payload so far
+	pay     cksum.Payload // CRC of the extension headers and the payload so far
+
+	// The CRC of the extension header blocks as Start leaves them (their
+	// cycle, nothing else) for cycle xcycle and implementation ximpl
+	// (xvalid): the payload's CRC continues it, so Seal checksums only the
+	// first header block. It changes when the log wraps.
+	xcrc, xcycle uint32
+	ximpl        string
+	xvalid       bool
 }
 
 // NewIclog returns an empty iclog of logbsize bytes for filesystem uuid.
@@ -58,10 +69,24 @@ func (ic *Iclog) Start(cycle uint32, sum *cksum.Summer) {
 		return
 	}
 	ic.inline, ic.cycle = true, cycle
-	ic.pay.Reset(sum.Impl())
 	// Stamping fills the cycle data as it goes, and Seal keeps it: no
 	// saved word of an earlier record may linger there.
 	clear(ic.buf[:ic.hsize])
+	impl := sum.Impl()
+	if ic.hsize == BBSize {
+		ic.pay.Reset(impl)
+		return
+	}
+	// The extension headers hold their cycle and the saved words of
+	// blocks 64 on (Payload.Save, from stampTo), nothing else: their CRC
+	// is known now, but for those words.
+	for x := BBSize; x < ic.hsize; x += BBSize {
+		be.PutUint32(ic.buf[x+xoffCycle:], cycle)
+	}
+	if !ic.xvalid || ic.xcycle != cycle || ic.ximpl != impl.Name {
+		ic.xcrc, ic.xcycle, ic.ximpl, ic.xvalid = impl.Update(0, ic.buf[BBSize:ic.hsize]), cycle, impl.Name, true
+	}
+	ic.pay.Restart(impl, ic.xcrc, ic.hsize-BBSize)
 }
 
 // Size is the iclog size (h_size, logbsize).
@@ -120,9 +145,10 @@ func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont
 	end := ic.off + OpHeaderSize + n
 	if ic.inline {
 		ic.sum.Copy(&ic.pay, p[:OpHeaderSize], p[OpHeaderSize:], region[:n], func() { ic.stampTo(end) })
-	} else if ic.sum != nil {
+	} else if ic.sum != nil && n > 0 {
 		// Timed, so that copy and checksum add up to the same work in
-		// every mode (cksum.Stats.CopyCksumNanos).
+		// every mode (cksum.Stats.CopyCksumNanos); an op without a
+		// region copies nothing, and is not worth the clock reads.
 		ic.sum.CopyPlain(p[OpHeaderSize:], region[:n])
 	} else {
 		copy(p[OpHeaderSize:], region[:n])
@@ -139,6 +165,9 @@ func (ic *Iclog) stampTo(end int) {
 	for ; ic.stamped*BBSize+4 <= end; ic.stamped++ {
 		saved, stamp := stampBlock(ic.buf, ic.hsize, ic.stamped, ic.cycle)
 		ic.pay.Stamp(saved, stamp)
+		if ic.stamped >= CycleDataSize { // in an extension header: the payload's prefix
+			ic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)
+		}
 	}
 }
 
@@ -151,8 +180,9 @@ func (ic *Iclog) stampTo(end int) {
 // which alias the iclog's buffer until Reset.
 //
 // In inline mode the payload blocks are stamped already, but for a last one
-// whose first word ends in the padding, and the CRC is the header blocks'
-// combined with the payload's (Summer.Seal). Sealed at an LSN of another
+// whose first word ends in the padding, and the CRC is the first header
+// block's combined with that of the extension headers and the payload,
+// kept since Start (Summer.Seal): one block and one shift at seal. Sealed at an LSN of another
 // cycle than Start's, it puts the saved words back and does all the work
 // here, as the other modes do.
 func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
@@ -187,13 +217,13 @@ func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum
 	var crc uint32
 	switch {
 	case ic.inline && sum.Mode() == cksum.Inline:
-		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize], func() { ic.stampTo(plen) })
+		// The extension headers are the payload's prefix: only the
+		// first header block is left to checksum.
+		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize-ic.pay.PrefixLen()], func() { ic.stampTo(plen) })
 	case ic.inline: // stamped at copy time, summed by another mode
-		sum.Plain(func() { ic.stampTo(plen) })
-		crc = sum.Record(rec, ic.hsize)
+		crc = sum.PackRecord(rec, ic.hsize, func() { ic.stampTo(plen) })
 	default:
-		sum.Plain(func() { pack(rec, ic.hsize, cycle) })
-		crc = sum.Record(rec, ic.hsize)
+		crc = sum.PackRecord(rec, ic.hsize, func() { pack(rec, ic.hsize, cycle) })
 	}
 	binary.LittleEndian.PutUint32(h[offCRC:], crc)
 	return rec
