@@ -115,9 +115,9 @@ type Stats struct {
 	// Plain* count the work the modes that checksum at seal do outside
 	// the checksum, which inline mode's Copy* include: copying ops into
 	// iclogs (PlainOps ops, PlainBytes bytes) and stamping the cycle into
-	// their blocks at seal, timed as Copy* are (CopyPlain, PackRecord). None of
-	// it is checksum work, so no Total* and no Nanos count it; it is
-	// there so that CopyCksumNanos is the same work in every mode.
+	// their blocks at seal, timed as Copy* are (CopyPlain, PackRecord).
+	// None of it is checksum work, so no Total* and no Nanos count it; it
+	// is there so that CopyCksumNanos is the same work in every mode.
 	PlainOps       uint64 `json:"plain_ops"`
 	PlainBytes     uint64 `json:"plain_bytes"`
 	PlainNanos     uint64 `json:"plain_nanos"`
@@ -242,9 +242,9 @@ func NewSummer(m Mode, impl Impl) *Summer {
 	return &Summer{mode: m, impl: impl}
 }
 
-// Observe makes s call f with the cost of every record (Record, Seal), on
-// the goroutine that checksummed it, after the counters are updated. Call
-// it before the first Record; f must be quick and safe for concurrent use
+// Observe makes s call f with the cost of every record (Record, PackRecord,
+// Seal), on the goroutine that checksummed it, after the counters are
+// updated. Call it before the first Record; f must be quick and safe for concurrent use
 // if records are checksummed concurrently. Copy does not call it: an op's
 // cost goes into its record's Payload, and reaches f with the record's.
 func (s *Summer) Observe(f func(Cost)) { s.observe = f }
@@ -335,7 +335,8 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 // padding: it must see the zeros before they are stamped over), and the
 // record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
 // complete, or only those before p's prefix: Payload.Restart) combined with
-// p's. Every payload block must be stamped by then (see Payload.Sum). The observer sees the record's cost at seal and, in
+// p's. Every payload block must be stamped by then (see Payload.Sum). The
+// observer sees the record's cost at seal and, in
 // Cost.Copy*, what its ops cost at copy time.
 func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 	t := startTiming()

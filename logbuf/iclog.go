@@ -182,9 +182,9 @@ func (ic *Iclog) stampTo(end int) {
 // In inline mode the payload blocks are stamped already, but for a last one
 // whose first word ends in the padding, and the CRC is the first header
 // block's combined with that of the extension headers and the payload,
-// kept since Start (Summer.Seal): one block and one shift at seal. Sealed at an LSN of another
-// cycle than Start's, it puts the saved words back and does all the work
-// here, as the other modes do.
+// kept since Start (Summer.Seal): one block and one shift at seal. Sealed
+// at an LSN of another cycle than Start's, it puts the saved words back
+// and does all the work here, as the other modes do.
 func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
 	plen := roundBB(ic.off)
 	clear(ic.buf[ic.hsize+ic.off : ic.hsize+plen])
