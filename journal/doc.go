@@ -18,7 +18,8 @@
 // order. Op types are numbered and never renumbered, and each encodes a
 // fixed list of fields, so records written before a type was added decode
 // as they always did. The newest, sizefollows (12), carries an inode and a
-// flag: set, the inode is open for writing in passthrough and recovery keeps
+// flag: set, the inode was opened for writing in passthrough since the
+// mount, and recovery keeps
 // its data file's size when that is larger than the logged one, since the
 // kernel may have synced writes there that the journal never saw (O_SYNC,
 // O_DSYNC, RWF_DSYNC); clear, the logged size holds again. The mark is part

@@ -63,23 +63,26 @@ import (
 //     inode (SetAttr) makes the data file's cut durable (fdatasync) before
 //     it returns, so keeping the larger size never brings cut bytes back
 //     once the shrink was acknowledged; a crash before that is a crash
-//     before the truncate, which leaves the file as it was. Likewise the
-//     first open for writing syncs the data file when it cut it to the
-//     file's size, before the mark.
+//     before the truncate, which leaves the file as it was. Likewise an
+//     open that cuts a marked data file (or one it is about to mark) to the
+//     file's size syncs the cut.
 //
-// The mark is cleared at the inode's last release of an open for writing
-// in passthrough, once the journal learned the data file's size: that
-// record comes before the clearing one in the log, so a clearing that is
-// durable has the last size the kernel's writes reached durable before
-// it, and the data file need not be synced for it. (Bytes written without a
-// sync are then owed to fsync, as through the daemon.) A mark whose
-// clearing was lost is harmless: recovery keeps the larger size, then
-// clears every mark, since no open survives a mount, and syncs the data
-// files it grew before the fresh checkpoint. The cost is one log force at
-// an open for writing of an unmarked inode (and a sync of the data
-// directory when its data file is new: a sync write makes a data file's
-// bytes and size durable, not its name), one op at its last release, and a
-// data-file sync per shrink of a marked one.
+// The mark stays until the next mount, whose recovery keeps the larger
+// size, then clears every mark (no open outlives a mount) and syncs the
+// data files it grew before the fresh checkpoint records their size. It is
+// not cleared at the last release: that would cost the next open for
+// writing another log force, and a file reopened to be written (a log
+// appended to, a page rewritten) would pay it at every open. The price of
+// keeping it is the data-file sync of each shrink of a marked inode, and
+// that a marked file's unsynced appends may come back after a crash, as
+// written or, after a power cut, as zeros, where an unmarked file's are
+// cut: writes never synced may be lost, never anything else. The cost is
+// one log force at the first open for writing of an inode in a mount (and
+// a sync of the data directory when its data file is new: a sync write
+// makes a data file's bytes and size durable, not its name), and a
+// data-file sync per shrink of a marked inode. OpSizeFollows can clear a
+// mark too, though nothing logs that now: recovery clears the marks in the
+// model it checkpoints.
 
 // OpenPassthrough counts an open of the regular file ino, as Open does,
 // whose data file the caller (the kernel) reads, and writes if write is
@@ -165,9 +168,10 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 			if err := f.Truncate(size); err != nil {
 				return nil, err
 			}
-			if write && s.Size > size {
-				// The mark below makes recovery keep a longer
-				// data file: the cut must be durable first.
+			if s.Size > size && (write || fs.sizeFollows(ino)) {
+				// A mark (this open's, or an earlier one's)
+				// makes recovery keep a longer data file: the
+				// cut must be durable first.
 				if err := f.Datasync(); err != nil {
 					return nil, err
 				}
@@ -196,8 +200,8 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 
 // markSizeFollows sets (or clears) the mark that ino's size follows its
 // data file at recovery, committing the op unless the model has it so
-// already. A set's LSN is kept for the opens to force; a clear is not
-// forced (see the passthrough notes above). The caller holds st.mu.
+// already. A set's LSN is kept for the opens to force. The caller holds
+// st.mu.
 func (fs *FS) markSizeFollows(ino Ino, st *inodeState, set bool) error {
 	fs.mu.RLock()
 	in := fs.model.Inodes[ino]
@@ -253,11 +257,9 @@ func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
 		if st.ptOpens.Add(-1) < 0 {
 			st.ptOpens.Store(0)
 		}
-		lastWriter := false
 		if write {
-			if st.ptWriters.Add(-1) <= 0 {
+			if st.ptWriters.Add(-1) < 0 {
 				st.ptWriters.Store(0)
-				lastWriter = true
 			}
 			// What the kernel wrote through the open is unsynced
 			// until the next fsync or checkpoint, whether or not it
@@ -267,12 +269,6 @@ func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
 			fs.markDirty(ino)
 		}
 		err = fs.learn(ino, st)
-		if err == nil && lastWriter {
-			// Nothing writes the data file behind the journal's
-			// back now, and its size is logged: the log's size
-			// holds again.
-			err = fs.markSizeFollows(ino, st, false)
-		}
 	}
 	last := st.opens.Add(-1) <= 0
 	if last {

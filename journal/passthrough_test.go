@@ -345,46 +345,48 @@ func TestPassthroughShrinkStaysCut(t *testing.T) {
 	}
 }
 
-// The mark lives while an open writes in passthrough: set, durably, by the
-// first, cleared at the last one's release once the size is logged. After
-// that the logged size holds again: what the data file has past it (a
-// write never fsynced, then lost to a crash of the log) is cut.
-func TestPassthroughMarkClearedAtLastRelease(t *testing.T) {
+// The mark is set, durably, by the first open for writing in passthrough,
+// and stays after the last release: the next open costs no log force. A
+// crash then keeps the data file's larger size (a write the journal never
+// learned); the mount after it clears the mark.
+func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 	cfs, fs := ptCrashStore(t, o)
 	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-	marked := func() bool {
+	marked := func(fs *FS) bool {
 		fs.mu.RLock()
 		defer fs.mu.RUnlock()
 		return fs.model.Inodes[a.Ino].SizeFollows
 	}
 	r := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
-	if marked() {
+	if marked(fs) {
 		t.Fatal("a read-only passthrough open marked the file")
 	}
-	w1 := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	if _, _, _, durable := fs.x.snapshotStats(); !marked() || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
+	w := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if _, _, _, durable := fs.x.snapshotStats(); !marked(fs) || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
 		t.Fatal("an open for writing in passthrough returned before the file's mark was durable")
 	}
-	must[int](t)(w1.WriteAt([]byte("hello"), 0))
+	must[int](t)(w.WriteAt([]byte("hello"), 0))
 	check(t, fs.ReleasePassthrough(a.Ino, true, true))
-	if !marked() {
-		t.Fatal("the mark was cleared while an open still writes")
+	if !marked(fs) {
+		t.Fatal("the mark was cleared at the last release")
+	}
+	forces := fs.Stats().LogForces
+	must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if n := fs.Stats().LogForces - forces; n != 0 {
+		t.Fatalf("reopening a marked file for writing forced the log %d times, want none", n)
 	}
 	check(t, fs.ReleasePassthrough(a.Ino, true, true))
-	if marked() {
-		t.Fatal("the mark outlived the last open for writing")
-	}
-	check(t, fs.Fsync(a.Ino, false))
-	// Bytes the log never heard of, as a daemon write whose record a
-	// crash lost leaves them.
+	// Bytes the log never heard of, synced in the data file.
 	must[int](t)(r.WriteAt([]byte(", world"), 5))
 	check(t, r.Datasync())
 	_, fs = remountAfterCut(t, cfs, fs, o)
 	defer fs.Close()
-	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 5 || len(fs.Recovery().Followed) != 0 {
-		t.Fatalf("after the mark was cleared and a power cut: size %d, want the logged 5 (recovery %+v)", got.Size, fs.Recovery())
+	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 12 || len(fs.Recovery().Followed) != 1 {
+		t.Fatalf("after a power cut: size %d, want the data file's 12 (recovery %+v)", got.Size, fs.Recovery())
+	}
+	if marked(fs) {
+		t.Fatal("the mark outlived the mount's recovery")
 	}
 }
 
