@@ -120,7 +120,7 @@ func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, err
 	if preferDaemon && !st.syncWarned {
 		st.syncWarned = true
 		fs.opts.Logf("inode %d: a synchronous (O_SYNC/O_DSYNC) open joins the file's passthrough opens, so its writes go to the data file directly, "+
-			"synced there by the kernel; the file's size follows its data file at recovery until its last close", ino)
+			"synced there by the kernel; recovery keeps the data file's size if it is larger than the logged one", ino)
 	}
 	f, err := fs.passthroughFile(ino, st, write)
 	if err == nil {
