@@ -120,7 +120,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*Server, error) {
 	if o.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
 	}
-	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts))
+	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts), jfs.NamespaceGen)
 	m.reqs = CountRequests(&m.kw)
 	srv := &Server{mountpoint: mountpoint}
 	if o.Transport != TransportClassic {
