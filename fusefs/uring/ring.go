@@ -8,9 +8,11 @@
 //
 // The requests are decoded into go-fuse's wire types and served by a
 // fuse.RawFileSystem, the same one go-fuse's own server calls for the
-// requests that still come through /dev/fuse (INIT, FORGET, BATCH_FORGET,
-// INTERRUPT and notification replies, which the kernel never puts on a
-// ring).
+// requests that still come through /dev/fuse (INIT, FORGET, BATCH_FORGET
+// and INTERRUPT, which the kernel never puts on a ring); the daemon's
+// notifications and backing-file registrations (passthrough) go over
+// /dev/fuse too. A NOTIFY_REPLY (the answer to a retrieve, which xlogfs
+// never asks for) would come on a ring and get ENOSYS.
 //
 // The ABI is the kernel's: Documentation/filesystems/fuse-io-uring.rst,
 // include/uapi/linux/fuse.h (struct fuse_uring_req_header,
