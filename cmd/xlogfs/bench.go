@@ -129,6 +129,7 @@ func runBench(args []string) error {
 	writeSize := &sizeFlag{n: 4096}
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
+	transports := fs.String("transports", "classic", "FUSE transports of the xlogfs targets, comma-separated: classic, uring (a uring target's name ends in +uring)")
 	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
@@ -143,6 +144,9 @@ func runBench(args []string) error {
 	}
 	targets, err := factorialTargets(&cfg, *modes, *impls)
 	if err != nil {
+		return usage("%v", err)
+	}
+	if targets, err = withTransports(targets, *transports); err != nil {
 		return usage("%v", err)
 	}
 	for _, b := range strings.Split(*baseline, ",") {
@@ -319,6 +323,35 @@ func factorialTargets(cfg *benchConfig, modes, impls string) ([]target, error) {
 		}
 	}
 	return ts, nil
+}
+
+// withTransports makes a target of every xlogfs target × transport
+// (classic keeps the target's name, uring adds "+uring").
+func withTransports(ts []target, list string) ([]target, error) {
+	var trs []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" || slices.Contains(trs, s) {
+			continue
+		}
+		if s != "classic" && s != "uring" {
+			return nil, fmt.Errorf("--transports: unknown transport %q (want classic or uring)", s)
+		}
+		trs = append(trs, s)
+	}
+	if len(trs) == 0 {
+		return nil, errors.New("--transports: none given")
+	}
+	var out []target
+	for _, tr := range trs {
+		for _, t := range ts {
+			if tr != "classic" {
+				t.Name += "+" + tr
+				t.Transport = tr
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // resolveReference finds the target spec names: a target's name, or
@@ -762,6 +795,9 @@ func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted
 			"--cksum-impl", t.Impl, "--cpuprofile", profile, "--cpuprofile-rate", strconv.Itoa(b.cfg.ProfileRate), "--log", logFile}
 		if b.cfg.FlushLatency > 0 {
 			args = append(args, "--flush-latency", b.cfg.FlushLatency.String())
+		}
+		if t.Transport != "" {
+			args = append(args, "--transport", t.Transport)
 		}
 		args = append(append(args, b.cfg.MountFlags...), store, mnt)
 	case "loopback":

@@ -84,6 +84,24 @@ func TestFactorialTargets(t *testing.T) {
 	}
 }
 
+func TestWithTransports(t *testing.T) {
+	ts := []target{{Name: "batched/generic", Kind: "xlogfs", Mode: "batched", Impl: "generic"}}
+	got, err := withTransports(ts, "classic, uring,classic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "batched/generic" || got[0].Transport != "" ||
+		got[1].Name != "batched/generic+uring" || got[1].Transport != "uring" {
+		t.Errorf("targets %+v, want batched/generic (classic) and batched/generic+uring", got)
+	}
+	if ref, err := resolveReference("batched/generic", got); err != nil || ref != "batched/generic" {
+		t.Errorf("reference batched/generic → %q, %v; want the classic target", ref, err)
+	}
+	if _, err := withTransports(ts, "splice"); err == nil {
+		t.Error("--transports splice accepted")
+	}
+}
+
 // benchResults writes the results of a small made-up bench into dir.
 func benchResults(t *testing.T, dir string, cksumScale float64) {
 	t.Helper()
