@@ -75,6 +75,23 @@ func setidHelper(args []string) int {
 		if err := f.Close(); err != nil {
 			return fail(err)
 		}
+	case op == "dwrite" && len(rest) == 1:
+		// An O_DIRECT write: the kernel sends it to the daemon as it is,
+		// flagged FUSE_WRITE_KILL_SUIDGID, without first dropping the
+		// bits itself as its cached writes do.
+		f, err := os.OpenFile(rest[0], os.O_WRONLY|unix.O_DIRECT, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Munmap(buf)
+		if _, err := f.WriteAt(buf, 0); err != nil {
+			return fail(err)
+		}
 	case op == "fallocate" && len(rest) == 1:
 		f, err := os.OpenFile(rest[0], os.O_WRONLY, 0)
 		if err != nil {
@@ -223,6 +240,8 @@ var setidCases = []setidCase{
 	{"owner writes suid", false, 0o4755, testUID, testGID, "write", 0o0755},
 	{"owner writes sgid+gx", false, 0o2755, testUID, testGID, "write", 0o0755},
 	{"owner writes suid+sgid", false, 0o6755, testUID, testGID, "write", 0o0755},
+	{"owner writes suid+sgid with O_DIRECT", false, 0o6755, testUID, testGID, "dwrite", 0o0755},
+	{"other user writes suid with O_DIRECT", false, 0o4666, 0, 0, "dwrite", 0o0666},
 	{"member writes sgid without gx", false, 0o2664, testUID, testGID, "write", 0o2664},
 	{"outsider writes sgid without gx", false, 0o2646, 0, strangerGID, "write", 0o0646},
 	{"other user writes suid", false, 0o4666, 0, 0, "write", 0o0666},
@@ -257,15 +276,23 @@ func TestSetIDSemantics(t *testing.T) {
 
 	base := worldDir(t)
 	store, mnt, native := filepath.Join(base, "store"), filepath.Join(base, "mnt"), filepath.Join(base, "native")
-	for _, d := range []string{store, mnt, native} {
+	// The same cases with writes through the daemon: with passthrough
+	// (the default where the kernel allows it) a write never reaches the
+	// daemon, and the kernel asks it to drop the bits with a SETATTR; with
+	// --passthrough=off the daemon's write path must drop them itself
+	// (FUSE_WRITE_KILL_SUIDGID).
+	storeOff, mntOff := filepath.Join(base, "store-off"), filepath.Join(base, "mnt-off")
+	for _, d := range []string{store, mnt, native, storeOff, mntOff} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	m := mountDaemon(t, store, mnt, "--allow-other")
+	mOff := mountDaemon(t, storeOff, mntOff, "--allow-other", "--passthrough=off")
 
-	modes := map[string]uint32{} // on the mount, by path, to compare after the remount
-	for _, target := range []struct{ name, root string }{{"xlogfs", mnt}, {"native", native}} {
+	modes := map[string]uint32{} // on the mounts, by path, to compare after the remount
+	targets := []struct{ name, root string }{{"xlogfs", mnt}, {"xlogfs-passthrough-off", mntOff}, {"native", native}}
+	for _, target := range targets {
 		t.Run(target.name, func(t *testing.T) {
 			for i, c := range setidCases {
 				path := filepath.Join(target.root, fmt.Sprintf("case%02d", i))
@@ -301,7 +328,7 @@ func TestSetIDSemantics(t *testing.T) {
 				if got := st.Mode & 0o7777; got != c.want {
 					t.Errorf("%s: %s on mode %#o: mode %#o, want %#o", c.name, c.op, c.mode, got, c.want)
 				}
-				if target.name == "xlogfs" {
+				if target.root != native {
 					modes[path] = st.Mode
 				}
 			}
@@ -332,7 +359,7 @@ func TestSetIDSemantics(t *testing.T) {
 				if st.Mode != unix.S_IFREG|want {
 					t.Errorf("%s: mode %#o, want %#o", rel, st.Mode, unix.S_IFREG|want)
 				}
-				if target.name == "xlogfs" {
+				if target.root != native {
 					modes[path] = st.Mode
 				}
 			}
@@ -340,8 +367,11 @@ func TestSetIDSemantics(t *testing.T) {
 	}
 
 	m.unmount(t)
+	mOff.unmount(t)
 	checkStore(t, store, true)
+	checkStore(t, storeOff, true)
 	m = m.remount(t)
+	mOff = mOff.remount(t)
 	for path, want := range modes {
 		var st unix.Stat_t
 		if err := unix.Stat(path, &st); err != nil || st.Mode != want {
@@ -349,6 +379,7 @@ func TestSetIDSemantics(t *testing.T) {
 		}
 	}
 	m.unmount(t)
+	mOff.unmount(t)
 }
 
 func mustOK(t testing.TB, err error) {
