@@ -54,8 +54,8 @@ test-go:
 # VPMSUMD is slow: cksum's exhaustive tests take about 1.5 min on ppc64le
 # (where stdlib's kernel is vector too) and 20 s on ppc64, on 2 cores.
 test-ppc64:
-	GOARCH=ppc64le QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64le-static ./cksum ./ppc64
-	GOARCH=ppc64 QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64-static ./cksum ./ppc64
+	GOARCH=ppc64le QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64le-static ./cksum/... ./ppc64
+	GOARCH=ppc64 QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64-static ./cksum/... ./ppc64
 
 # The bench installs what it needs itself (fuse3; dbench or MariaDB only
 # for those workloads), so it does not wait for the test suite's packages.
