@@ -32,9 +32,9 @@ func ChecksumPackages() []string { return append([]string(nil), checksumPackages
 //	hash/crc32.castagnoliSSE42Triple                    Go's own kernels
 //
 // Matching the whole import path keeps out packages that merely start
-// alike (.../cksumtest), subpackages not listed (.../cksum/internal), the external test
-// package (.../cksum_test), and generic code elsewhere instantiated with a
-// checksum type (pkg.F[github.com/xlogfs/xlogfs/cksum.Mode]).
+// alike (.../cksumtest), subpackages not listed (.../cksum/internal), the
+// external test package (.../cksum_test), and generic code elsewhere
+// instantiated with a checksum type (pkg.F[github.com/xlogfs/xlogfs/cksum.Mode]).
 func IsChecksumFunc(name string) bool {
 	for _, pkg := range checksumPackages {
 		if len(name) > len(pkg) && name[len(pkg)] == '.' && strings.HasPrefix(name, pkg) {
