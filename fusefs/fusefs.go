@@ -23,7 +23,8 @@ import (
 )
 
 // StatsName is the read-only file in the root that shows the journal's
-// counters (DESIGN §6). It is hidden from readdir.
+// counters (journal.Stats, in the format journal.ParseStats reads). It is
+// hidden from readdir.
 const StatsName = ".stats"
 
 // statsIno is the inode number of .stats: far above any the journal

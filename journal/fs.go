@@ -875,7 +875,8 @@ func (fs *FS) State() string {
 }
 
 // checkpoint writes the model as of the newest durable record and moves
-// the log tail to it (DESIGN §3). final (unmount) first forces everything.
+// the log tail to it (the package documentation, Checkpoints and the
+// tail). final (unmount) first forces everything.
 // The order keeps the write-ahead rule: records durable, then the shadow's
 // state and boundary taken together, then data files synced (every write
 // the state includes was made to its data file before it committed), then

@@ -15,7 +15,7 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// A store is a directory (DESIGN §1):
+// A store is a directory (the package documentation, The store):
 //
 //	superblock   magic, format version, UUID, log size, default logbsize
 //	log          the circular log
