@@ -353,55 +353,42 @@ func roundOrder(seed uint64, round, n int) []int {
 	return rand.New(rand.NewPCG(seed, uint64(round))).Perm(n)
 }
 
-// benchPrereqs checks, and installs where it can, what the bench needs.
+// benchPrereqs checks that what the bench needs is installed. It installs
+// nothing: a missing package is named, with the command that installs it
+// (make bench does, for what the default bench needs).
 func benchPrereqs(cfg benchConfig, targets []target) error {
 	needFuse := slices.ContainsFunc(targets, func(t target) bool { return t.Kind != "native" })
 	if needFuse {
 		if _, err := os.Stat("/dev/fuse"); err != nil {
 			return errors.New("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
 		}
-		if err := ensureCommand("fusermount3", "fuse3"); err != nil {
+		if err := requireCommand("fusermount3", "fuse3"); err != nil {
 			return err
 		}
 	}
 	switch cfg.Workload {
 	case "dbench":
-		return ensureCommand("dbench", "dbench")
+		return requireCommand("dbench", "dbench")
 	case "mariadb":
 		return mariadbPrereqs()
 	}
 	return nil
 }
 
-// ensureCommand installs Debian package pkg when cmd is not on PATH.
-func ensureCommand(cmd, pkg string) error {
-	if _, err := exec.LookPath(cmd); err == nil {
-		return nil
+// requireCommand fails, naming the Debian package pkg that has it, when
+// cmd is not on PATH.
+func requireCommand(cmd, pkg string) error {
+	if _, err := exec.LookPath(cmd); err != nil {
+		return missingPackages(cmd, pkg)
 	}
-	return aptInstall(pkg)
+	return nil
 }
 
-func aptInstall(pkgs ...string) error {
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return fmt.Errorf("%s not installed, and no apt-get to install it with", strings.Join(pkgs, ", "))
-	}
-	fmt.Fprintf(os.Stderr, "installing %s ...\n", strings.Join(pkgs, " "))
-	install := func() error {
-		c := exec.Command("apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
-		c.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := c.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get install %s: %v\n%s", strings.Join(pkgs, " "), err, tail(string(out), 15))
-		}
-		return nil
-	}
-	if err := install(); err == nil {
-		return nil
-	}
-	if out, err := exec.Command("apt-get", "update").CombinedOutput(); err != nil {
-		return fmt.Errorf("apt-get update: %v\n%s", err, tail(string(out), 10))
-	}
-	return install()
+// missingPackages is the error for a program the bench needs that is not
+// installed, with how to install it.
+func missingPackages(what string, pkgs ...string) error {
+	return fmt.Errorf("%s not found: install it with apt-get install %s, or make bench (which installs what the workload needs)",
+		what, strings.Join(pkgs, " "))
 }
 
 func tail(s string, n int) string {

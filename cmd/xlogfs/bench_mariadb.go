@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,27 +48,22 @@ const (
 	mariadbShutdownTimeout = 5 * time.Minute
 )
 
-// mariadbPrereqs installs mariadb-server and sysbench when a tool of theirs
-// is missing, and checks that every tool is there afterwards.
+// mariadbPrereqs checks that every tool of the mariadb workload is
+// installed, and names the packages to install when one is not.
 func mariadbPrereqs() error {
-	var missing []string
+	var tools, missing []string
 	for _, tool := range mariadbTools {
-		if _, err := lookTool(tool.name); err != nil && !slices.Contains(missing, tool.pkg) {
-			missing = append(missing, tool.pkg)
+		if _, err := lookTool(tool.name); err != nil {
+			tools = append(tools, tool.name)
+			if !slices.Contains(missing, tool.pkg) {
+				missing = append(missing, tool.pkg)
+			}
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := aptInstall(missing...); err != nil {
-		return err
-	}
-	for _, tool := range mariadbTools {
-		if _, err := lookTool(tool.name); err != nil {
-			return fmt.Errorf("%s is still missing after installing %s: %v", tool.name, tool.pkg, err)
-		}
-	}
-	return nil
+	return missingPackages(strings.Join(tools, ", "), missing...)
 }
 
 // lookTool finds a program on PATH or in /usr/sbin and /usr/bin: mariadbd
