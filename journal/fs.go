@@ -633,13 +633,15 @@ func (fs *FS) closeFiles() {
 	}
 }
 
-// errno maps an internal error to what the caller reports: a journal that
-// has stopped is EIO whatever stopped it (a full disk under the log is no
-// reason to tell the caller ENOSPC), other errnos pass through, anything
-// else (a failed data file) is EIO.
-func errno(err error) error {
+// Errno maps an error of the journal to the errno a caller reports, the
+// one mapping of the filesystem (package fusefs answers FUSE with it): 0
+// for nil; EIO for a journal that has stopped, whatever stopped it (a full
+// disk under the log is no reason to tell the caller ENOSPC); an errno
+// anywhere in err's chain passes through; anything else (a failed data
+// file) is EIO.
+func Errno(err error) syscall.Errno {
 	if err == nil {
-		return nil
+		return 0
 	}
 	var f *FailedError
 	if errors.As(err, &f) || errors.Is(err, errClosed) {
@@ -650,6 +652,14 @@ func errno(err error) error {
 		return e
 	}
 	return syscall.EIO
+}
+
+// errno is Errno as the error the journal's methods return: nil for nil.
+func errno(err error) error {
+	if e := Errno(err); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // state returns the per-inode state, creating it.
