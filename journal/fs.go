@@ -321,7 +321,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 
 	img := make([]byte, sb.LogSize)
 	if _, err := dev.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading the log: %w", err)
+		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", sb.LogSize, err)
 	}
 	scan := scanLog(img, ck)
 	if err := scan.corruption(); err != nil {
@@ -429,12 +429,15 @@ func zeroAfterHead(dev Device, head pos, n uint64) error {
 	for n > 0 {
 		k := min(n, logBlocks-b, uint64(len(zero)/logbuf.BBSize))
 		if _, err := dev.WriteAt(zero[:k*logbuf.BBSize], int64(b*logbuf.BBSize)); err != nil {
-			return fmt.Errorf("clearing stale log blocks: %w", err)
+			return fmt.Errorf("clearing %d stale log blocks past the head %v, at log offset %d: %w", k, head.lsn(), b*logbuf.BBSize, err)
 		}
 		n -= k
 		b = (b + k) % logBlocks
 	}
-	return dev.Sync()
+	if err := dev.Sync(); err != nil {
+		return fmt.Errorf("syncing the cleared log blocks past the head %v: %w", head.lsn(), err)
+	}
+	return nil
 }
 
 // replayOp applies one replayed op to the model and, for data-journal
