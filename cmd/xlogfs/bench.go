@@ -86,12 +86,6 @@ format, for benchstat), every cpu-<target>-<round>.pprof, and chart.svg and
 chart.png. "xlogfs bench report DIR" prints a saved run again; with two
 DIRs it compares them.`
 
-// benchConfig is how the bench runs (saved in results.json).
-type benchConfig = benchreport.Config
-
-// target is one thing measured: an xlogfs mode × implementation, or a baseline.
-type target = benchreport.Target
-
 // Defaults of the bench: what make bench runs, sized so that sector vs
 // batched, inline vs batched and the kernel's effect reach significance
 // within 6 minutes on a 2-CPU machine (see the README): 8 targets × 10
@@ -136,7 +130,7 @@ func runBench(args []string) error {
 		return err
 	}
 	usage := fs.usagef
-	cfg := benchConfig{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
+	cfg := benchreport.Config{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
 		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
 	if cfg.Workload == "mariadb" {
 		cfg.Tables, cfg.TableSize = *tables, *tableSize
@@ -150,7 +144,7 @@ func runBench(args []string) error {
 		case "":
 		case "loopback", "native":
 			cfg.Baselines = append(cfg.Baselines, b)
-			targets = append(targets, target{Name: b, Kind: b})
+			targets = append(targets, benchreport.Target{Name: b, Kind: b})
 		default:
 			return usage("--baseline: unknown %q (want loopback or native)", b)
 		}
@@ -210,7 +204,7 @@ func runBench(args []string) error {
 	}
 
 	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: machineInfo(), Config: cfg, Targets: targets, Warnings: warnings}
-	b := &bencher{cfg: cfg, res: res, progress: !*noProgress}
+	b := &bencher{cfg: cfg, res: res, progress: !*noProgress, readyEnv: readyEnv}
 	fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
 		len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
 	if err := b.run(targets); err != nil {
@@ -274,7 +268,7 @@ func modeNames() []string {
 // factorialTargets makes a target of every mode × implementation, in the
 // order given. "best" resolves to this CPU's fastest kernel; two names
 // for one implementation (best and avx512) make one target.
-func factorialTargets(cfg *benchConfig, modes, impls string) ([]target, error) {
+func factorialTargets(cfg *benchreport.Config, modes, impls string) ([]benchreport.Target, error) {
 	var ms []cksum.Mode
 	for _, s := range strings.Split(modes, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -312,10 +306,10 @@ func factorialTargets(cfg *benchConfig, modes, impls string) ([]target, error) {
 	if len(ms) > 0 && len(is) == 0 {
 		return nil, errors.New("--impls: none given")
 	}
-	var ts []target
+	var ts []benchreport.Target
 	for _, m := range ms {
 		for _, im := range is {
-			ts = append(ts, target{Name: m.String() + "/" + im.name, Kind: "xlogfs", Mode: m.String(), Impl: im.name, ImplSpec: im.spec})
+			ts = append(ts, benchreport.Target{Name: m.String() + "/" + im.name, Kind: "xlogfs", Mode: m.String(), Impl: im.name, ImplSpec: im.spec})
 		}
 	}
 	return ts, nil
@@ -323,7 +317,7 @@ func factorialTargets(cfg *benchConfig, modes, impls string) ([]target, error) {
 
 // resolveReference finds the target spec names: a target's name, or
 // MODE/IMPL with IMPL as asked (best).
-func resolveReference(spec string, targets []target) (string, error) {
+func resolveReference(spec string, targets []benchreport.Target) (string, error) {
 	for _, t := range targets {
 		if t.Name == spec {
 			return t.Name, nil
@@ -356,8 +350,8 @@ func roundOrder(seed uint64, round, n int) []int {
 // benchPrereqs checks that what the bench needs is installed. It installs
 // nothing: a missing package is named, with the command that installs it
 // (make bench does, for what the default bench needs).
-func benchPrereqs(cfg benchConfig, targets []target) error {
-	needFuse := slices.ContainsFunc(targets, func(t target) bool { return t.Kind != "native" })
+func benchPrereqs(cfg benchreport.Config, targets []benchreport.Target) error {
+	needFuse := slices.ContainsFunc(targets, func(t benchreport.Target) bool { return t.Kind != "native" })
 	if needFuse {
 		if _, err := os.Stat("/dev/fuse"); err != nil {
 			return errors.New("/dev/fuse is missing: this machine cannot mount FUSE filesystems")
@@ -425,13 +419,14 @@ func machineInfo() benchreport.Machine {
 
 // bencher runs the rounds.
 type bencher struct {
-	cfg      benchConfig
+	cfg      benchreport.Config
 	res      *benchreport.Results
 	progress bool
 	storeDir string // where stores go: a tmpfs for --device ram, else OUT/work
+	readyEnv string // the variable naming the fd a daemonized mount reports readiness on
 }
 
-func (b *bencher) run(targets []target) error {
+func (b *bencher) run(targets []benchreport.Target) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -510,7 +505,7 @@ func slug(name string) string { return strings.ReplaceAll(name, "/", "-") }
 
 // runOne mounts the target, drives the workload, reads the counters before
 // and after, unmounts, and measures.
-func (b *bencher) runOne(t target, round int, label string, interrupted <-chan struct{}) (benchreport.Run, error) {
+func (b *bencher) runOne(t benchreport.Target, round int, label string, interrupted <-chan struct{}) (benchreport.Run, error) {
 	r := benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}}
 	id := fmt.Sprintf("%s-%d", slug(t.Name), round)
 	work := filepath.Join(b.cfg.Out, "work", id)
@@ -637,7 +632,7 @@ func (b *bencher) runOne(t target, round int, label string, interrupted <-chan s
 	return r, nil
 }
 
-func (b *bencher) warn(t target, round int, msg string) {
+func (b *bencher) warn(t benchreport.Target, round int, msg string) {
 	b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%s round %d: %s", t.Name, round, msg))
 }
 
@@ -738,7 +733,7 @@ type mounted struct {
 
 // mount starts a daemon in the foreground (its CPU profile then holds the
 // filesystem alone) and waits until it reports the mount ready.
-func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted, error) {
+func (b *bencher) mount(t benchreport.Target, store, mnt, profile, logFile string) (*mounted, error) {
 	var args []string
 	switch t.Kind {
 	case "xlogfs":
@@ -761,7 +756,7 @@ func (b *bencher) mount(t target, store, mnt, profile, logFile string) (*mounted
 		return nil, err
 	}
 	cmd := exec.Command(selfExe(), args...)
-	cmd.Env = append(os.Environ(), readyEnv+"=3")
+	cmd.Env = append(os.Environ(), b.readyEnv+"=3")
 	cmd.ExtraFiles = []*os.File{wr}
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 )
 
 // mariadbTools are the programs the workload runs, each with the Debian
@@ -88,7 +90,7 @@ const maxSocketPath = 107
 // runMariadb initialises a datadir in dir, starts mariadbd on it, loads the
 // sysbench tables, runs oltp_write_only for cfg.Duration and shuts the server
 // down. Setup does not count against --time: the run is sysbench's own.
-func runMariadb(cfg benchConfig, dir string, bar *progress, interrupted <-chan struct{}) (res workloadResult, err error) {
+func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <-chan struct{}) (res workloadResult, err error) {
 	// runOne works in OUT/work/<target>-<round>, removed after the run; the
 	// logs of the run are kept beside the profiles, as OUT/mariadb-<target>-<round>.
 	runDir := filepath.Join(cfg.Out, "mariadb-"+filepath.Base(filepath.Dir(dir)))
@@ -191,7 +193,7 @@ func mustTool(name string) string {
 	return name
 }
 
-func sysbenchArgs(cfg benchConfig, sock string) []string {
+func sysbenchArgs(cfg benchreport.Config, sock string) []string {
 	return []string{"oltp_write_only", "--db-driver=mysql", "--mysql-socket=" + sock, "--mysql-user=root",
 		"--mysql-db=sbtest", "--tables=" + strconv.Itoa(cfg.Tables), "--table-size=" + strconv.Itoa(cfg.TableSize),
 		"--threads=" + strconv.Itoa(cfg.Clients)}

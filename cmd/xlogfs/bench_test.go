@@ -50,7 +50,7 @@ func TestRoundOrderSeeded(t *testing.T) {
 }
 
 func TestFactorialTargets(t *testing.T) {
-	var cfg benchConfig
+	var cfg benchreport.Config
 	best := cksum.Best().Name
 	ts, err := factorialTargets(&cfg, "batched,per-chunk,sector", "best,generic,"+best)
 	if err != nil {

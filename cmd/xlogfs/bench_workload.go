@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ type workloadResult struct {
 	warnings       []string // things that went wrong without spoiling the result
 }
 
-func runWorkload(cfg benchConfig, dir string, t target, bar *progress, interrupted <-chan struct{}) (workloadResult, error) {
+func runWorkload(cfg benchreport.Config, dir string, t benchreport.Target, bar *progress, interrupted <-chan struct{}) (workloadResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration)
 	defer cancel()
 	go func() {
@@ -62,7 +63,7 @@ const bulkWrite = 256 << 10
 // fsync after each, as a database's log writer does; the file wraps to
 // offset 0 at 64 MiB to keep the footprint bounded. With the data journal an
 // extra writer appends 256 KiB blocks, so full records pass the checksum.
-func runBuiltin(ctx context.Context, cfg benchConfig, dir string, bar *progress) (workloadResult, error) {
+func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
 	type client struct {
 		size int
 		lat  []time.Duration
@@ -149,7 +150,7 @@ func dbenchClientFile() (string, error) {
 }
 
 // runDbench runs dbench -F (fsync after every write) for the run's time.
-func runDbench(ctx context.Context, cfg benchConfig, dir string, bar *progress) (workloadResult, error) {
+func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
 	client, err := dbenchClientFile()
 	if err != nil {
 		return workloadResult{}, err
@@ -213,7 +214,7 @@ func runDbench(ctx context.Context, cfg benchConfig, dir string, bar *progress) 
 // shows against the page cache's microseconds. It reports the mean and the
 // percentiles of a write's latency (pwrite_mean_us, pwrite_p50_us,
 // pwrite_p99_us).
-func runPwrite(ctx context.Context, cfg benchConfig, dir string, bar *progress) (workloadResult, error) {
+func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "pwrite"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return workloadResult{}, err
