@@ -1,4 +1,4 @@
-package main
+package benchwork
 
 import (
 	"bufio"
@@ -19,19 +19,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// workloads the bench can drive.
-var workloads = []string{"builtin", "dbench", "mariadb", "pwrite"}
+// Workloads the bench can drive.
+var Workloads = []string{"builtin", "dbench", "mariadb", "pwrite"}
 
-// workloadResult is what a workload reports.
-type workloadResult struct {
-	seconds        float64
-	bytes, ops     int64
-	fsyncLatencies []time.Duration // client-measured; empty when the workload cannot see them
-	extra          map[string]float64
-	warnings       []string // things that went wrong without spoiling the result
+// Result is what a workload reports.
+type Result struct {
+	Seconds        float64
+	Bytes, Ops     int64
+	FsyncLatencies []time.Duration // client-measured; empty when the workload cannot see them
+	Extra          map[string]float64
+	Warnings       []string // things that went wrong without spoiling the result
 }
 
-func runWorkload(cfg benchreport.Config, dir string, t benchreport.Target, bar *progress, interrupted <-chan struct{}) (workloadResult, error) {
+func Run(cfg benchreport.Config, dir string, t benchreport.Target, bar *Progress, interrupted <-chan struct{}) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration)
 	defer cancel()
 	go func() {
@@ -63,7 +63,7 @@ const bulkWrite = 256 << 10
 // fsync after each, as a database's log writer does; the file wraps to
 // offset 0 at 64 MiB to keep the footprint bounded. With the data journal an
 // extra writer appends 256 KiB blocks, so full records pass the checksum.
-func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
+func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *Progress) (Result, error) {
 	type client struct {
 		size int
 		lat  []time.Duration
@@ -122,13 +122,13 @@ func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *pr
 	})
 	wg.Wait()
 	close(stop)
-	res := workloadResult{seconds: time.Since(start).Seconds(), bytes: written.Load()}
+	res := Result{Seconds: time.Since(start).Seconds(), Bytes: written.Load()}
 	for _, c := range clients {
 		if c.err != nil {
 			return res, c.err
 		}
-		res.ops += c.n
-		res.fsyncLatencies = append(res.fsyncLatencies, c.lat...)
+		res.Ops += c.n
+		res.FsyncLatencies = append(res.FsyncLatencies, c.lat...)
 	}
 	return res, nil
 }
@@ -150,22 +150,22 @@ func dbenchClientFile() (string, error) {
 }
 
 // runDbench runs dbench -F (fsync after every write) for the run's time.
-func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
+func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Progress) (Result, error) {
 	client, err := dbenchClientFile()
 	if err != nil {
-		return workloadResult{}, err
+		return Result{}, err
 	}
 	secs := int(cfg.Duration.Seconds())
 	cmd := exec.Command("dbench", "-c", client, "-F", "-D", dir, "-t", strconv.Itoa(secs), strconv.Itoa(cfg.Clients))
 	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return workloadResult{}, err
+		return Result{}, err
 	}
 	cmd.Stderr = cmd.Stdout
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return workloadResult{}, err
+		return Result{}, err
 	}
 	go func() {
 		<-ctx.Done()
@@ -190,21 +190,21 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *pro
 	}
 	close(stop)
 	werr := cmd.Wait()
-	res := workloadResult{seconds: time.Since(start).Seconds()}
+	res := Result{Seconds: time.Since(start).Seconds()}
 	m := dbenchThroughput.FindStringSubmatch(out.String())
 	if werr != nil || m == nil {
-		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, tail(out.String(), 20))
+		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, Tail(out.String(), 20))
 	}
 	mbps, _ := strconv.ParseFloat(m[1], 64)
 	// Its operations: the Count column of its summary table.
 	for _, c := range dbenchOpCount.FindAllStringSubmatch(out.String(), -1) {
 		n, _ := strconv.ParseInt(c[1], 10, 64)
-		res.ops += n
+		res.Ops += n
 	}
 	// dbench reports its own throughput over its own -t seconds.
-	res.seconds = float64(secs)
-	res.bytes = int64(mbps * 1e6 * res.seconds)
-	res.extra = map[string]float64{"dbench_mb_per_s": mbps}
+	res.Seconds = float64(secs)
+	res.Bytes = int64(mbps * 1e6 * res.Seconds)
+	res.Extra = map[string]float64{"dbench_mb_per_s": mbps}
 	return res, nil
 }
 
@@ -214,10 +214,10 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *pro
 // shows against the page cache's microseconds. It reports the mean and the
 // percentiles of a write's latency (pwrite_mean_us, pwrite_p50_us,
 // pwrite_p99_us).
-func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *progress) (workloadResult, error) {
+func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *Progress) (Result, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "pwrite"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return workloadResult{}, err
+		return Result{}, err
 	}
 	defer f.Close()
 	buf := make([]byte, cfg.WriteSize)
@@ -235,7 +235,7 @@ func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *pro
 		t0 := time.Now()
 		if _, err := f.WriteAt(buf, off); err != nil {
 			close(stop)
-			return workloadResult{}, fmt.Errorf("pwrite: %w", err)
+			return Result{}, fmt.Errorf("pwrite: %w", err)
 		}
 		lat = append(lat, time.Since(t0))
 		n.Add(1)
@@ -244,16 +244,16 @@ func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *pro
 		}
 	}
 	close(stop)
-	res := workloadResult{seconds: time.Since(start).Seconds(), ops: int64(len(lat)), bytes: int64(len(lat)) * int64(len(buf))}
+	res := Result{Seconds: time.Since(start).Seconds(), Ops: int64(len(lat)), Bytes: int64(len(lat)) * int64(len(buf))}
 	var sum time.Duration
 	for _, d := range lat {
 		sum += d
 	}
 	if len(lat) > 0 {
-		res.extra = map[string]float64{
+		res.Extra = map[string]float64{
 			"pwrite_mean_us": sum.Seconds() * 1e6 / float64(len(lat)),
-			"pwrite_p50_us":  percentile(lat, 50),
-			"pwrite_p99_us":  percentile(lat, 99),
+			"pwrite_p50_us":  Percentile(lat, 50),
+			"pwrite_p99_us":  Percentile(lat, 99),
 		}
 	}
 	return res, nil

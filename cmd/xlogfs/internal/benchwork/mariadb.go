@@ -1,4 +1,4 @@
-package main
+package benchwork
 
 // The mariadb workload: MariaDB's InnoDB on the target's directory, driven by
 // sysbench oltp_write_only. Every round gets a fresh datadir and its own
@@ -50,9 +50,9 @@ const (
 	mariadbShutdownTimeout = 5 * time.Minute
 )
 
-// mariadbPrereqs checks that every tool of the mariadb workload is
+// MariadbPrereqs checks that every tool of the mariadb workload is
 // installed, and names the packages to install when one is not.
-func mariadbPrereqs() error {
+func MariadbPrereqs() error {
 	var tools, missing []string
 	for _, tool := range mariadbTools {
 		if _, err := lookTool(tool.name); err != nil {
@@ -65,7 +65,7 @@ func mariadbPrereqs() error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return missingPackages(strings.Join(tools, ", "), missing...)
+	return MissingPackages(strings.Join(tools, ", "), missing...)
 }
 
 // lookTool finds a program on PATH or in /usr/sbin and /usr/bin: mariadbd
@@ -90,7 +90,7 @@ const maxSocketPath = 107
 // runMariadb initialises a datadir in dir, starts mariadbd on it, loads the
 // sysbench tables, runs oltp_write_only for cfg.Duration and shuts the server
 // down. Setup does not count against --time: the run is sysbench's own.
-func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <-chan struct{}) (res workloadResult, err error) {
+func runMariadb(cfg benchreport.Config, dir string, bar *Progress, interrupted <-chan struct{}) (res Result, err error) {
 	// runOne works in OUT/work/<target>-<round>, removed after the run; the
 	// logs of the run are kept beside the profiles, as OUT/mariadb-<target>-<round>.
 	runDir := filepath.Join(cfg.Out, "mariadb-"+filepath.Base(filepath.Dir(dir)))
@@ -129,7 +129,7 @@ func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <
 	defer func() {
 		warning, serr := srv.shutdown()
 		if warning != "" {
-			res.warnings = append(res.warnings, warning)
+			res.Warnings = append(res.Warnings, warning)
 		}
 		if serr != nil && err == nil {
 			err = serr
@@ -144,7 +144,7 @@ func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <
 	status.Store(fmt.Sprintf("sysbench prepare: %d tables × %d rows", cfg.Tables, cfg.TableSize))
 	prepare := exec.Command(mustTool("sysbench"), append(sysbenchArgs(cfg, sock), "prepare")...)
 	if out, err := runCapturing(prepare, filepath.Join(runDir, "sysbench-prepare.log"), interrupted, nil); err != nil {
-		return res, fmt.Errorf("sysbench prepare: %v\n%s%s", err, tail(out, 15), srv.errorLogTail())
+		return res, fmt.Errorf("sysbench prepare: %v\n%s%s", err, Tail(out, 15), srv.errorLogTail())
 	}
 	endSetupBar()
 	endSetupBar = nil
@@ -164,7 +164,7 @@ func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <
 	})
 	endRunBar()
 	if err != nil {
-		return res, fmt.Errorf("sysbench run: %v\n%s%s", err, tail(out, 15), srv.errorLogTail())
+		return res, fmt.Errorf("sysbench run: %v\n%s%s", err, Tail(out, 15), srv.errorLogTail())
 	}
 	return parseSysbench(out)
 }
@@ -172,7 +172,7 @@ func runMariadb(cfg benchreport.Config, dir string, bar *progress, interrupted <
 // runProgress draws bar with status until the returned function is called;
 // that function returns once the bar has stopped drawing, so the caller may
 // then change the bar.
-func runProgress(bar *progress, status func() string) (stop func()) {
+func runProgress(bar *Progress, status func() string) (stop func()) {
 	stopc, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		bar.run(stopc, status)
@@ -208,21 +208,21 @@ var (
 
 // parseSysbench reads TPS, p95 latency and the run's length from the
 // summary sysbench prints at the end of a run.
-func parseSysbench(out string) (workloadResult, error) {
-	var res workloadResult
+func parseSysbench(out string) (Result, error) {
+	var res Result
 	tx, p95, total := sysbenchTransactions.FindStringSubmatch(out), sysbenchP95.FindStringSubmatch(out), sysbenchTotalTime.FindStringSubmatch(out)
 	if tx == nil || p95 == nil || total == nil {
-		return res, fmt.Errorf("sysbench's summary lacks transactions, 95th percentile or total time:\n%s", tail(out, 20))
+		return res, fmt.Errorf("sysbench's summary lacks transactions, 95th percentile or total time:\n%s", Tail(out, 20))
 	}
-	res.ops, _ = strconv.ParseInt(tx[1], 10, 64)
+	res.Ops, _ = strconv.ParseInt(tx[1], 10, 64)
 	tps, _ := strconv.ParseFloat(tx[2], 64)
 	p95ms, _ := strconv.ParseFloat(p95[1], 64)
-	res.seconds, _ = strconv.ParseFloat(total[1], 64)
-	if res.seconds <= 0 {
+	res.Seconds, _ = strconv.ParseFloat(total[1], 64)
+	if res.Seconds <= 0 {
 		return res, fmt.Errorf("sysbench reports a total time of %q", total[1])
 	}
 	// sysbench counts transactions, not bytes: the workload's MB/s stays 0.
-	res.extra = map[string]float64{"tps": tps, "p95_ms": p95ms}
+	res.Extra = map[string]float64{"tps": tps, "p95_ms": p95ms}
 	return res, nil
 }
 
@@ -278,7 +278,7 @@ func installMariadbDatadir(datadir, logPath string) error {
 	out, err := cmd.CombinedOutput()
 	os.WriteFile(logPath, out, 0o644)
 	if err != nil {
-		return fmt.Errorf("mariadb-install-db --datadir=%s: %v\n%s", datadir, err, tail(string(out), 20))
+		return fmt.Errorf("mariadb-install-db --datadir=%s: %v\n%s", datadir, err, Tail(string(out), 20))
 	}
 	return nil
 }
@@ -382,5 +382,5 @@ func (s *mariadbServer) errorLogTail() string {
 	if err != nil {
 		return fmt.Sprintf("\n(no mariadbd error log: %v)", err)
 	}
-	return fmt.Sprintf("\nend of %s:\n%s", s.errLog, tail(string(b), 15))
+	return fmt.Sprintf("\nend of %s:\n%s", s.errLog, Tail(string(b), 15))
 }
