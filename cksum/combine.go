@@ -36,6 +36,38 @@ var combinePow = func() (t [64]uint32) {
 
 // xpow8n returns x^(8n) mod P, reflected.
 func xpow8n(n uint64) uint32 {
+	if n < uint64(len(blockPow))*BlockSize {
+		// Two lookups and at most one multiplication: the lengths a
+		// record's combines use (multiples of a block, and within 512
+		// KiB) take only the lookup.
+		p := blockPow[n/BlockSize]
+		if b := n % BlockSize; b != 0 {
+			p = mulmodP(p, bytePow[b])
+		}
+		return p
+	}
+	return xpow8nSlow(n)
+}
+
+// blockPow[k] is x^(8·BlockSize·k) mod P and bytePow[b] is x^(8b) mod P,
+// reflected: x^(8n) for n below 512 KiB is the product of one of each.
+// Each entry is the previous one times a constant: x^8 is a table CRC
+// step over a zero byte, x^(8·BlockSize) four lookups (mulStampK).
+var blockPow, bytePow = func() (k *[1024]uint32, b *[BlockSize]uint32) {
+	k, b = new([1024]uint32), new([BlockSize]uint32)
+	k[0], b[0] = 1<<31, 1<<31
+	for i := 1; i < len(k); i++ {
+		k[i] = mulStampK(k[i-1])
+	}
+	t := slicing8
+	for i := 1; i < len(b); i++ {
+		b[i] = t[0][b[i-1]&0xff] ^ b[i-1]>>8
+	}
+	return k, b
+}()
+
+// xpow8nSlow is xpow8n for any n: a multiplication per set bit of n.
+func xpow8nSlow(n uint64) uint32 {
 	r := uint32(1 << 31) // 1
 	for i := 0; n != 0; i, n = i+1, n>>1 {
 		if n&1 != 0 {

@@ -32,7 +32,7 @@ import (
 // stampK[j][b] is (b << 8j)·K mod P, K = x^(8·BlockSize): the product of any
 // reflected value by K is four lookups.
 var stampK = func() (t [4][256]uint32) {
-	k := xpow8n(BlockSize)
+	k := xpow8nSlow(BlockSize) // xpow8n's tables are built from this one
 	for j := range t {
 		for b := range t[j] {
 			t[j][b] = mulmodP(uint32(b)<<(8*j), k)
@@ -45,6 +45,26 @@ func mulStampK(w uint32) uint32 {
 	return stampK[0][w&0xff] ^ stampK[1][w>>8&0xff] ^ stampK[2][w>>16&0xff] ^ stampK[3][w>>24]
 }
 
+// mulX32 returns w·x^32 mod P for a reflected w: what a table CRC
+// computes for four zero bytes.
+func mulX32(w uint32) uint32 {
+	t := slicing8
+	return t[3][w&0xff] ^ t[2][w>>8&0xff] ^ t[1][w>>16&0xff] ^ t[0][w>>24]
+}
+
+// A prefix (Restart): bytes before the payload whose CRC was taken before
+// the payload was written, with some of its words still zero then (a
+// record's extension header blocks, whose cycle data fills as the payload's
+// blocks are stamped). Such a word w saved at offset o changes the record's
+// CRC by w·x^(8d), d being the bytes from o to the end (the same algebra
+// as the stamps'). Saved words come in increasing offsets, mostly 4 bytes
+// apart, so Horner's rule keeps them in one value, r, relative to the last
+// word: r' = r·x^32 ⊕ w for the next word. When a word is not the next one
+// (a gap: the next extension header), or at Sum, r is shifted to the end
+// of what is written so far with one Combine and XORed into the running
+// CRC, which carries it to the record's end from there on: the payload's
+// length need not be known.
+
 // Payload is the inline mode's running checksum of one record's payload,
 // kept while the payload is written front to back and its blocks stamped
 // in order. The zero Payload has no implementation; Reset gives it one.
@@ -55,6 +75,12 @@ type Payload struct {
 	length int    // bytes written
 	blocks int    // blocks stamped
 
+	// the prefix (Restart), and its saved words not yet in crc
+	prefix  int    // bytes of prefix before the payload
+	r       uint32 // saved words since the last gap, Horner, relative to lastOff
+	lastOff int    // prefix offset of the last saved word
+	saving  bool   // r holds words
+
 	// Summer.Copy's work on this payload so far, for its record's Cost
 	copyCalls, copyBytes int
 	copyCPU              time.Duration
@@ -62,6 +88,40 @@ type Payload struct {
 
 // Reset empties p, to be computed with impl.
 func (p *Payload) Reset(impl Impl) { *p = Payload{impl: impl} }
+
+// Restart empties p, to be computed with impl after a prefix of
+// prefixLen bytes whose CRC-32C is prefixCRC: Sum is then the CRC of the
+// prefix (with the words Save puts in it) followed by the stamped payload.
+func (p *Payload) Restart(impl Impl, prefixCRC uint32, prefixLen int) {
+	*p = Payload{impl: impl, crc: prefixCRC, prefix: prefixLen}
+}
+
+// Save records that the 4-byte word at prefix offset off, zero when the
+// prefix's CRC was taken, is now word. Offsets must increase from one
+// Save to the next (a bug in the caller otherwise; Save panics).
+func (p *Payload) Save(word []byte, off int) {
+	if off < 0 || off+4 > p.prefix || (p.saving && off < p.lastOff+4) {
+		panic(fmt.Sprintf("cksum: Payload.Save at prefix offset %d (prefix of %d bytes, last word at %d)", off, p.prefix, p.lastOff))
+	}
+	w := binary.LittleEndian.Uint32(word)
+	if p.saving && off == p.lastOff+4 {
+		p.r = mulX32(p.r) ^ w
+	} else {
+		p.flushSaved()
+		p.r, p.saving = w, true
+	}
+	p.lastOff = off
+}
+
+// flushSaved moves the saved words of r into crc: shifted over the bytes
+// from the last one to the end of what is written (CRC's linearity: XORing
+// a difference's raw CRC into the state is checksumming the changed bytes).
+func (p *Payload) flushSaved() {
+	if p.saving {
+		p.crc ^= p.impl.Combine(p.r, 0, p.prefix-p.lastOff+p.length)
+		p.saving = false
+	}
+}
 
 // Write extends p over b, the next bytes of the payload, already in place.
 func (p *Payload) Write(b []byte) {
@@ -88,15 +148,20 @@ func (p *Payload) Stamp(old, new []byte) {
 // Len is the number of payload bytes written.
 func (p *Payload) Len() int { return p.length }
 
+// PrefixLen is the prefix's length (Restart; 0 after Reset).
+func (p *Payload) PrefixLen() int { return p.prefix }
+
 // Blocks is the number of blocks stamped.
 func (p *Payload) Blocks() int { return p.blocks }
 
-// Sum returns the CRC-32C of the stamped payload. The payload must be
-// whole blocks, every one stamped: a record's payload always is, once
-// sealed; anything else is a bug in the caller, and Sum panics.
+// Sum returns the CRC-32C of the prefix, if any (Restart), and the stamped
+// payload: PrefixLen() + Len() bytes. The payload must be whole blocks,
+// every one stamped: a record's payload always is, once sealed; anything
+// else is a bug in the caller, and Sum panics.
 func (p *Payload) Sum() uint32 {
 	if p.length != p.blocks*BlockSize {
 		panic(fmt.Sprintf("cksum: Payload.Sum over %d bytes with %d blocks stamped", p.length, p.blocks))
 	}
+	p.flushSaved()
 	return p.crc ^ p.w
 }

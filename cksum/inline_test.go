@@ -183,3 +183,74 @@ func TestSummerSealStampsInPadding(t *testing.T) {
 		}
 	}
 }
+
+// Payload.Restart and Save: Sum is the CRC of the prefix, with the words
+// saved into it while the payload was written (runs of adjacent words and
+// gaps between them, as a record's extension headers fill), followed by
+// the stamped payload, for every implementation.
+func TestPayloadPrefixSaved(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, im := range Impls() {
+		for _, plen := range []int{4, 512, 1024, 3584} {
+			for _, nb := range []int{0, 1, 3, 64, 130} {
+				prefix := randBytes(r, plen)
+				// The words to save: adjacent runs with gaps, zero in
+				// the prefix whose CRC Restart gets.
+				var offs []int
+				for off := r.IntN(4) * 4; off+4 <= plen; off += 4 {
+					if r.IntN(8) == 0 {
+						off += 4 * r.IntN(40)
+						continue
+					}
+					if off+4 <= plen {
+						offs = append(offs, off)
+					}
+				}
+				words := randBytes(r, 4*len(offs))
+				for _, o := range offs {
+					clear(prefix[o : o+4])
+				}
+				var p Payload
+				p.Restart(im, oracle(0, prefix), plen)
+				dst := make([]byte, nb*BlockSize)
+				// Save the words between the payload's pieces: half now,
+				// the rest after it is written.
+				half := len(offs) / 2
+				for i, o := range offs[:half] {
+					p.Save(words[4*i:4*i+4], o)
+				}
+				buildPayload(r, &p, dst, nb, r.Uint32())
+				for i, o := range offs[half:] {
+					p.Save(words[4*(half+i):4*(half+i)+4], o)
+				}
+				for i, o := range offs {
+					copy(prefix[o:o+4], words[4*i:4*i+4])
+				}
+				if got, want := p.Sum(), oracle(0, append(prefix, dst...)); got != want {
+					t.Errorf("%s: prefix %d bytes, %d words saved, %d blocks: Sum %#08x, want %#08x", im.Name, plen, len(offs), nb, got, want)
+				}
+			}
+		}
+	}
+}
+
+// Save panics on words out of order or outside the prefix.
+func TestPayloadSavePanics(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		offs []int
+	}{{"behind the last", []int{8, 4}}, {"overlapping", []int{8, 10}}, {"past the prefix", []int{510}}, {"negative", []int{-4}}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Save did not panic", c.name)
+				}
+			}()
+			var p Payload
+			p.Restart(Best(), 0, 512)
+			for _, o := range c.offs {
+				p.Save(make([]byte, 4), o)
+			}
+		}()
+	}
+}

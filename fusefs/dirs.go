@@ -29,6 +29,7 @@ import (
 type noOpendir struct {
 	fuse.RawFileSystem
 	server *fuse.Server
+	gen    func() uint64 // the namespace generation (journal.FS.NamespaceGen)
 
 	mu    sync.Mutex
 	lists map[listKey]*listing
@@ -43,6 +44,7 @@ type listKey struct {
 // listing is a directory handle of the bridge's, open for one listing.
 type listing struct {
 	fh   uint64
+	gen  uint64 // the namespace generation when the handle was opened
 	next uint64 // the offset the next read of the listing asks for
 	used time.Time
 }
@@ -51,8 +53,8 @@ type listing struct {
 // reader that stopped early); the oldest go first.
 const maxListings = 256
 
-func newNoOpendir(fs fuse.RawFileSystem) *noOpendir {
-	return &noOpendir{RawFileSystem: fs, lists: map[listKey]*listing{}}
+func newNoOpendir(fs fuse.RawFileSystem, gen func() uint64) *noOpendir {
+	return &noOpendir{RawFileSystem: fs, gen: gen, lists: map[listKey]*listing{}}
 }
 
 func (d *noOpendir) Init(s *fuse.Server) {
@@ -114,10 +116,11 @@ func (d *noOpendir) read(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 // take finds the listing a read continues, or opens a new one: a read at
 // offset 0 starts a listing.
 func (d *noOpendir) take(cancel <-chan struct{}, key listKey, in *fuse.ReadIn) (*listing, fuse.Status) {
+	gen := d.gen()
 	d.mu.Lock()
 	l := d.lists[key]
-	if l != nil && (in.Offset == 0 || l.next != in.Offset) {
-		l = nil // a new listing, or another of this process's
+	if l != nil && (in.Offset == 0 || l.next != in.Offset || l.gen != gen) {
+		l = nil // a new listing, another of this process's, or a stale one
 	} else if l != nil {
 		delete(d.lists, key)
 	}
@@ -130,7 +133,7 @@ func (d *noOpendir) take(cancel <-chan struct{}, key listKey, in *fuse.ReadIn) (
 	if st := d.RawFileSystem.OpenDir(cancel, &open, &out); st != fuse.OK {
 		return nil, st
 	}
-	return &listing{fh: out.Fh}, fuse.OK
+	return &listing{fh: out.Fh, gen: gen}, fuse.OK
 }
 
 // release gives a listing's handle back to the bridge.

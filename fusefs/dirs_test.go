@@ -1,18 +1,21 @@
 package fusefs
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // fakeDirs is a raw filesystem whose one directory lists names, two per
-// read, through handles it counts.
+// read, through handles it counts; each handle lists the names as they
+// were when it was opened, as the bridge's do.
 type fakeDirs struct {
 	fuse.RawFileSystem
 	names    []string
+	gen      uint64
 	next     uint64
-	open     map[uint64]bool
+	open     map[uint64][]string
 	opened   int
 	released int
 	readFh   []uint64
@@ -20,19 +23,20 @@ type fakeDirs struct {
 
 func (f *fakeDirs) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	f.next++
-	f.open[f.next] = true
+	f.open[f.next] = append([]string(nil), f.names...)
 	f.opened++
 	out.Fh = f.next
 	return fuse.OK
 }
 
 func (f *fakeDirs) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if !f.open[in.Fh] {
+	names, ok := f.open[in.Fh]
+	if !ok {
 		return fuse.EBADF
 	}
 	f.readFh = append(f.readFh, in.Fh)
-	for i := in.Offset; i < uint64(len(f.names)) && i < in.Offset+2; i++ {
-		if out.AddDirLookupEntry(fuse.DirEntry{Name: f.names[i], Ino: i + 10, Mode: fuse.S_IFREG, Off: i + 1}) == nil {
+	for i := in.Offset; i < uint64(len(names)) && i < in.Offset+2; i++ {
+		if out.AddDirLookupEntry(fuse.DirEntry{Name: names[i], Ino: i + 10, Mode: fuse.S_IFREG, Off: i + 1}) == nil {
 			break
 		}
 	}
@@ -49,8 +53,8 @@ func (f *fakeDirs) ReleaseDir(in *fuse.ReleaseIn) {
 // from its first read to its end, which releases it; a new listing opens
 // a new handle, and a read at an offset no listing is at gets one too.
 func TestNoOpendirListings(t *testing.T) {
-	f := &fakeDirs{RawFileSystem: fuse.NewDefaultRawFileSystem(), names: []string{"a", "b", "c", "d", "e"}, open: map[uint64]bool{}}
-	d := newNoOpendir(f)
+	f := &fakeDirs{RawFileSystem: fuse.NewDefaultRawFileSystem(), names: []string{"a", "b", "c", "d", "e"}, open: map[uint64][]string{}}
+	d := newNoOpendir(f, func() uint64 { return f.gen })
 	read := func(off uint64, pid uint32) int {
 		t.Helper()
 		in := &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1, Caller: fuse.Caller{Pid: pid}}, Offset: off, Size: 4096}
@@ -95,5 +99,55 @@ func TestNoOpendirListings(t *testing.T) {
 	in := &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: 1234, Size: 4096}
 	if st := d.ReadDirPlus(nil, in, fuse.NewDirEntryList(make([]byte, 4096), 0)); st != fuse.EBADF {
 		t.Fatalf("a read with the kernel's handle: %v, want the bridge's answer for it (EBADF here)", st)
+	}
+}
+
+// A listing's reads may come from different threads of one process (a Go
+// program's getdents calls do), so a read can find, at its offset, a
+// handle an older listing left behind under its thread. Once a name was
+// added since that handle was opened, the read must not continue it: it
+// would list the directory without the new name (go-fuse's posixtest
+// ReadDirBasic saw this as a listing missing the newest files).
+func TestNoOpendirStaleHandle(t *testing.T) {
+	f := &fakeDirs{RawFileSystem: fuse.NewDefaultRawFileSystem(), names: []string{"name-a", "name-b", "name-c"}, open: map[uint64][]string{}}
+	d := newNoOpendir(f, func() uint64 { return f.gen })
+	read := func(off uint64, tid uint32) []string {
+		t.Helper()
+		in := &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1, Caller: fuse.Caller{Pid: tid}}, Offset: off, Size: 4096}
+		buf := make([]byte, 4096)
+		out := fuse.NewDirEntryList(buf, off)
+		if st := d.ReadDirPlus(nil, in, out); st != fuse.OK {
+			t.Fatalf("read at %d: %v", off, st)
+		}
+		var names []string
+		for _, n := range []string{"name-a", "name-b", "name-c", "name-d"} {
+			if bytes.Contains(out.Bytes(), []byte(n)) {
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	// Thread 2 starts a listing and leaves it at offset 2 (its next read
+	// came from another thread and finished the listing there).
+	read(0, 2)
+	read(2, 3)
+	read(3, 3)
+	// A name is added; a new listing starts on thread 3 and goes on at
+	// offset 2 on thread 2.
+	f.names = append(f.names, "name-d")
+	f.gen++
+	if got := read(0, 3); len(got) != 2 {
+		t.Fatalf("first read of the new listing: %v, want 2 names", got)
+	}
+	if got := read(2, 2); len(got) != 2 || got[0] != "name-c" || got[1] != "name-d" {
+		t.Fatalf("the new listing's read at offset 2 on another thread lists %v, want [name-c name-d]: it continued the old listing's handle", got)
+	}
+	// Without a change, a thread's kept handle still serves the listing it
+	// continues.
+	opened := f.opened
+	read(0, 4)
+	read(2, 4)
+	if f.opened != opened+1 {
+		t.Fatalf("an unchanged listing opened %d handles, want 1", f.opened-opened)
 	}
 }

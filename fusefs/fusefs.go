@@ -114,7 +114,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	if o.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
 	}
-	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts))
+	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts), jfs.NamespaceGen)
 	m.reqs = CountRequests(&m.kw)
 	server, err := fuse.NewServer(m.reqs, mountpoint, &opts.MountOptions)
 	if err != nil {

@@ -18,7 +18,11 @@ import (
 // the descriptor PassthroughFd gives, once per inode). The journal learns
 // what those writes did to the inode's size and times from the data file
 // (journal.OpenPassthrough). Only in --journal meta: --journal data must
-// log every written byte.
+// log every written byte. A write the kernel syncs itself (an O_SYNC or
+// O_DSYNC open, pwritev2's RWF_DSYNC) is acknowledged before the journal
+// learns its size; the journal marks every inode opened for writing in
+// passthrough so that recovery keeps such a write's size (journal's
+// passthrough notes).
 //
 // The kernel wants every open of an inode with a backing file to be a
 // passthrough open too (it fails the open otherwise), and go-fuse makes it

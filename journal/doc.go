@@ -101,6 +101,21 @@
 // deleted. An unmount frees the unlinked inodes, checkpoints (forcing
 // everything first) and writes the unmount record.
 //
+// # Log ops
+//
+// Each transaction carries one op (ops.go), replayed onto the model in log
+// order. Op types are numbered and never renumbered, and each encodes a
+// fixed list of fields, so records written before a type was added decode
+// as they always did. The newest, sizefollows (12), carries an inode and a
+// flag: set, the inode was opened for writing in passthrough since the
+// mount, and recovery keeps
+// its data file's size when that is larger than the logged one, since the
+// kernel may have synced writes there that the journal never saw (O_SYNC,
+// O_DSYNC, RWF_DSYNC); clear, the logged size holds again. The mark is part
+// of the model, so checkpoints carry it: after the inodes, a count and the
+// marked inodes' numbers, present only when some inode is marked, so a
+// checkpoint without marks is as before (passthrough.go).
+//
 // # Recovery
 //
 // Mounting (and xlogfs check) loads the checkpoint and walks the log from

@@ -94,6 +94,18 @@ type Recovery struct {
 	DroppedLater int        // valid records after the torn one, dropped with it
 	Restamped    int        // records replayed with damaged cycle words (their CRC proves the rest)
 	Orphans      int        // unlinked inodes freed (open when the log ended)
+	// Followed lists the inodes marked SizeFollows (open for writing in
+	// passthrough when the log ended) whose data file was longer than
+	// the logged size: their size is now the data file's.
+	Followed []FollowedFile
+}
+
+// FollowedFile is an inode recovery grew to its data file's size.
+type FollowedFile struct {
+	Ino          Ino
+	Logged       int64 // the size the log had
+	Size         int64 // the data file's, now the file's
+	Mtime, Ctime int64 // the times the log had (now at least the data file's mtime)
 }
 
 // FS is a mounted store: the live model plus the log.
@@ -109,7 +121,8 @@ type FS struct {
 
 	mu       sync.RWMutex // the model; held for writing while a transaction commits
 	model    *Model
-	unlinked map[Ino]bool // inodes without links not yet freed (open or held), under mu
+	names    atomic.Uint64 // namespace changes committed (NamespaceGen)
+	unlinked map[Ino]bool  // inodes without links not yet freed (open or held), under mu
 	x        *xlog
 
 	// What a checkpoint writes: the model as of the newest durable record.
@@ -190,6 +203,9 @@ type inodeState struct {
 	ptStale     bool
 	ptMtime     int64
 	syncWarned  bool // said that a synchronous open joined passthrough ones
+	// The newest OpSizeFollows that set the inode's mark: an open for
+	// writing in passthrough forces it before the kernel may write.
+	markLSN atomic.Uint64
 }
 
 type freedInode struct {
@@ -361,6 +377,9 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
+	if err := fs.recoverFollowed(replayed); err != nil {
+		return nil, err
+	}
 	if !opts.NoRecovery {
 		if err := fs.reconcileDataFiles(replayed); err != nil {
 			return nil, err
@@ -720,6 +739,10 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		fs.x.fail(err)
 		return 0, &FailedError{Reason: err}
 	}
+	switch op.Type {
+	case OpCreate, OpLink, OpUnlink, OpRmdir, OpRename:
+		fs.names.Add(1)
+	}
 	if fs.afterCommit != nil {
 		fs.afterCommit(fs.x.lastCommitted(), op)
 	}
@@ -739,6 +762,11 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	}
 	return lsn, nil
 }
+
+// NamespaceGen counts the namespace changes committed since mount
+// (creates, links, unlinks, rmdirs, renames): a directory listing taken
+// when it had one value is the listing of now while it still has it.
+func (fs *FS) NamespaceGen() uint64 { return fs.names.Load() }
 
 // zeroesLogged reports whether op zeroes file bytes that only the log
 // holds until a checkpoint: a hole punch or zero range in data-journal mode,

@@ -399,6 +399,15 @@ func (fs *FS) size(ino Ino) int64 {
 	return 0
 }
 
+// sizeFollows reports whether ino is marked: its size follows its data
+// file at recovery (passthrough.go).
+func (fs *FS) sizeFollows(ino Ino) bool {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	in := fs.model.Inodes[ino]
+	return in != nil && in.SizeFollows
+}
+
 // Read reads from a regular file at off. Bytes past the data file's end
 // but inside the file's size (a file extended by truncate) read as zeros,
 // and so does a file without a data file yet: a read never creates one, so
@@ -640,9 +649,22 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 				}
 				fs.markDirty(ino)
 				st.dataDirty = true
-				if fs.ckpts.Load() != ckpts && !st.cutOwed {
+				switch follows := fs.sizeFollows(ino); {
+				case follows && st.cutOwed:
+					// Recovery keeps a marked inode's
+					// longer data file: until the cut is
+					// made, a crash brings the old end back.
+					err = syscall.EIO // the cut's failure is logged above
+				case follows:
+					// The kernel writes the data file in
+					// passthrough, and recovery keeps its
+					// size if larger (passthrough.go): the
+					// cut is durable before the shrink is
+					// acknowledged.
 					err = fs.syncDataLocked(ino, st)
-				} else if !st.cutOwed {
+				case fs.ckpts.Load() != ckpts && !st.cutOwed:
+					err = fs.syncDataLocked(ino, st)
+				case !st.cutOwed:
 					// Replay drops logged bytes past the cut
 					// (immediate.go): the cut must be durable
 					// before the file can grow again.
@@ -744,6 +766,7 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 	// back without a flush and let the log force's flush cover it: one
 	// device flush in all.
 	var dataErr error
+	started := false
 	if fs.opts.Journal == JournalMeta && in.IsRegular() {
 		dirty, lost := st.dataState()
 		switch {
@@ -756,10 +779,11 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 			// The log writer starts on the force while this
 			// goroutine syncs the data file.
 			fs.x.startForce(lsn)
+			started = true
 			dataErr = fs.syncData(ino, st)
 		}
 	}
-	logErr := fs.x.force(lsn)
+	logErr := fs.x.forceWait(lsn, !started)
 	if dataErr != nil {
 		return errno(dataErr)
 	}

@@ -51,6 +51,12 @@ type Inode struct {
 	Xattrs              map[string][]byte
 	Entries             map[string]Ino // directories only
 	Parent              Ino            // directories only: the ".." entry
+	// SizeFollows marks a regular file that the kernel may write in
+	// passthrough, synchronously too (O_SYNC, O_DSYNC, RWF_DSYNC),
+	// without the journal seeing it: recovery takes its size to be at
+	// least its data file's (passthrough.go). Set and cleared by
+	// OpSizeFollows, nothing else.
+	SizeFollows bool
 }
 
 // IsDir reports whether the inode is a directory.
@@ -158,6 +164,18 @@ func (m *Model) apply(op *Op, do bool) error {
 		return m.write(op, do)
 	case OpSetxattr, OpRemovexattr:
 		return m.xattr(op, do)
+	case OpSizeFollows:
+		in := m.Inodes[op.Ino]
+		if in == nil {
+			return syscall.ENOENT
+		}
+		if !in.IsRegular() || op.Flags&^SizeFollowsSet != 0 {
+			return syscall.EINVAL
+		}
+		if do {
+			in.SizeFollows = op.Flags&SizeFollowsSet != 0 // no time changes: nothing a stat shows
+		}
+		return nil
 	case OpFree:
 		in := m.Inodes[op.Ino]
 		if in == nil || in.Nlink != 0 || op.Ino == RootIno {
@@ -557,7 +575,10 @@ func (m *Model) Clone() *Model {
 }
 
 // Encode serializes the model deterministically: inodes by number, names
-// sorted, so equal models encode to equal bytes.
+// sorted, so equal models encode to equal bytes. The inodes marked
+// SizeFollows, if any, follow the inodes as a count and their numbers in
+// order: a model with none encodes as models did before the mark existed,
+// and DecodeModel reads either.
 func (m *Model) Encode() []byte {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(m.NextIno))
@@ -584,7 +605,25 @@ func (m *Model) Encode() []byte {
 			}
 		}
 	}
+	if follows := m.sizeFollows(); len(follows) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(follows)))
+		for _, ino := range follows {
+			b = binary.AppendUvarint(b, uint64(ino))
+		}
+	}
 	return b
+}
+
+// sizeFollows lists the inodes marked SizeFollows, in order.
+func (m *Model) sizeFollows() []Ino {
+	var out []Ino
+	for ino, in := range m.Inodes {
+		if in.SizeFollows {
+			out = append(out, ino)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DecodeModel is the inverse of Encode, checking that the result is a
@@ -626,6 +665,24 @@ func DecodeModel(b []byte) (*Model, error) {
 			return nil, fmt.Errorf("model: bad or duplicate inode number %d", in.Ino)
 		}
 		m.Inodes[in.Ino] = in
+	}
+	if d.err == nil && len(d.b) != 0 {
+		// The inodes whose size follows their data file.
+		nf := d.uvarint()
+		if d.err == nil && (nf == 0 || nf > uint64(len(d.b))) {
+			return nil, fmt.Errorf("model: bad count %d of inodes whose size follows their data file", nf)
+		}
+		for range nf {
+			ino := Ino(d.uvarint())
+			if d.err != nil {
+				break
+			}
+			in := m.Inodes[ino]
+			if in == nil || !in.IsRegular() || in.SizeFollows {
+				return nil, fmt.Errorf("model: inode %d, marked as following its data file's size, is no regular file or marked twice", ino)
+			}
+			in.SizeFollows = true
+		}
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("model: %w", d.err)

@@ -30,13 +30,14 @@ const (
 	OpSetxattr                      // xattr Name of Ino = Data
 	OpRemovexattr                   // remove xattr Name of Ino
 	OpFree                          // drop the unlinked inode Ino once its last open is gone
+	OpSizeFollows                   // Ino's size follows its data file (Flags 1) or the log again (Flags 0): passthrough.go
 	opMax
 )
 
 var opNames = [...]string{
 	OpCreate: "create", OpLink: "link", OpUnlink: "unlink", OpRmdir: "rmdir", OpRename: "rename",
 	OpSetattr: "setattr", OpWrite: "write", OpFallocate: "fallocate", OpSetxattr: "setxattr",
-	OpRemovexattr: "removexattr", OpFree: "free",
+	OpRemovexattr: "removexattr", OpFree: "free", OpSizeFollows: "sizefollows",
 }
 
 func (t OpType) String() string {
@@ -56,6 +57,10 @@ const (
 	SetMtime
 	SetCtime
 )
+
+// SizeFollowsSet is OpSizeFollows's flag (Op.Flags): set the inode's
+// mark; without it the op clears the mark.
+const SizeFollowsSet uint32 = 1
 
 // Rename flags (Op.Flags), as renameat2(2).
 const (
@@ -125,6 +130,7 @@ var opFields = [opMax][]field{
 	OpSetxattr:    {fIno, fName, fFlags, fCtime, fData},
 	OpRemovexattr: {fIno, fName, fCtime},
 	OpFree:        {fIno},
+	OpSizeFollows: {fIno, fFlags},
 }
 
 // Encode appends the op's region bytes: the type, then its fields as
@@ -352,6 +358,11 @@ func (op *Op) String() string {
 		return fmt.Sprintf("removexattr ino %d %q", op.Ino, op.Name)
 	case OpFree:
 		return fmt.Sprintf("free ino %d", op.Ino)
+	case OpSizeFollows:
+		if op.Flags&SizeFollowsSet != 0 {
+			return fmt.Sprintf("sizefollows ino %d: set (its size is at least its data file's)", op.Ino)
+		}
+		return fmt.Sprintf("sizefollows ino %d: clear (its size is the logged one)", op.Ino)
 	}
 	return op.Type.String()
 }

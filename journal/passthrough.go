@@ -1,11 +1,15 @@
 package journal
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // Passthrough: data files someone else writes. Under kernel FUSE
@@ -31,6 +35,54 @@ import (
 // set to the file's size at the first open for writing, so that reads and
 // appends by the kernel see exactly the file's bytes. Data-journal mode
 // never hands out data files: every written byte must go through the log.
+//
+// Synchronous writes. A write through a passthrough open of a file opened
+// O_SYNC or O_DSYNC, or made with pwritev2's RWF_DSYNC or RWF_SYNC, is
+// synced by the kernel in the data file alone (its bytes and, the
+// filesystem under the store sees to it, its size) and acknowledged
+// without a word to the daemon, which can neither see nor refuse it. An
+// append so acknowledged would be lost if recovery cut the data file to the
+// logged size, as it does for any file. So every inode open for writing in
+// passthrough is marked, durably, before its open returns: an
+// OpSizeFollows record (the mark is in the model, so a checkpoint carries
+// it too). For a marked inode recovery keeps the larger of the logged size
+// and the data file's (recoverFollowed). That is right because:
+//
+//   - A sync write's bytes and the size it reached are durable in the data
+//     file when write(2) returns: the data file is never shorter than any
+//     size a sync write acknowledged.
+//   - After the daemon is killed (kill -9) the host's page cache still
+//     holds every byte the kernel wrote: a longer data file holds exactly
+//     what the application wrote.
+//   - After a power cut, a data file longer than the logged size whose end
+//     was never synced may read back zeros there (the host filesystem,
+//     ext4 or XFS, shows an extension's unwritten blocks as zeros, never
+//     another file's bytes). Unsynced writes may be lost, so such zeros are
+//     what the host filesystem itself gives for unsynced appends.
+//   - What the journal itself cuts must stay cut: a shrink of a marked
+//     inode (SetAttr) makes the data file's cut durable (fdatasync) before
+//     it returns, so keeping the larger size never brings cut bytes back
+//     once the shrink was acknowledged; a crash before that is a crash
+//     before the truncate, which leaves the file as it was. Likewise an
+//     open that cuts a marked data file (or one it is about to mark) to the
+//     file's size syncs the cut.
+//
+// The mark stays until the next mount, whose recovery keeps the larger
+// size, then clears every mark (no open outlives a mount) and syncs the
+// data files it grew before the fresh checkpoint records their size. It is
+// not cleared at the last release: that would cost the next open for
+// writing another log force, and a file reopened to be written (a log
+// appended to, a page rewritten) would pay it at every open. The price of
+// keeping it is the data-file sync of each shrink of a marked inode, and
+// that a marked file's unsynced appends may come back after a crash, as
+// written or, after a power cut, as zeros, where an unmarked file's are
+// cut: writes never synced may be lost, never anything else. The cost is
+// one log force at the first open for writing of an inode in a mount (and
+// a sync of the data directory when its data file is new: a sync write
+// makes a data file's bytes and size durable, not its name), and a
+// data-file sync per shrink of a marked inode. OpSizeFollows can clear a
+// mark too, though nothing logs that now: recovery clears the marks in the
+// model it checkpoints.
 
 // OpenPassthrough counts an open of the regular file ino, as Open does,
 // whose data file the caller (the kernel) reads, and writes if write is
@@ -67,14 +119,24 @@ func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, err
 	}
 	if preferDaemon && !st.syncWarned {
 		st.syncWarned = true
-		fs.opts.Logf("inode %d: a synchronous (O_SYNC/O_DSYNC) open joins the file's passthrough opens, so its writes go to the data file directly; "+
-			"the size its appends reach is logged at the next fsync, close or log force (--log-force-interval), not at each write", ino)
+		fs.opts.Logf("inode %d: a synchronous (O_SYNC/O_DSYNC) open joins the file's passthrough opens, so its writes go to the data file directly, "+
+			"synced there by the kernel; recovery keeps the data file's size if it is larger than the logged one", ino)
 	}
 	f, err := fs.passthroughFile(ino, st, write)
 	if err == nil {
 		st.ptOpens.Add(1)
 	}
 	st.mu.Unlock()
+	if err == nil && write {
+		// The mark is durable before the kernel may write: the
+		// record of this open's mark, or of an earlier open's still
+		// being forced. A failed force leaves the open counted as a
+		// writer, and ReleasePassthrough undoes it.
+		if err = fs.x.force(logbuf.LSN(st.markLSN.Load())); err != nil {
+			fs.ReleasePassthrough(ino, write, true)
+			return nil, errno(err)
+		}
+	}
 	if err != nil {
 		fs.Release(ino)
 		return nil, errno(err)
@@ -106,6 +168,14 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 			if err := f.Truncate(size); err != nil {
 				return nil, err
 			}
+			if s.Size > size && (write || fs.sizeFollows(ino)) {
+				// A mark (this open's, or an earlier one's)
+				// makes recovery keep a longer data file: the
+				// cut must be durable first.
+				if err := f.Datasync(); err != nil {
+					return nil, err
+				}
+			}
 			st.allocDirty = true
 			st.cutOwed = false
 			st.dataDirty = true
@@ -117,12 +187,50 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 		st.ptMtime = s.Mtime
 	}
 	if write {
+		if err := fs.markSizeFollows(ino, st, true); err != nil {
+			return nil, err
+		}
 		st.ptWriters.Add(1)
 		fs.setStale(ino, st, true)
 		st.dataDirty = true
 		fs.markDirty(ino)
 	}
 	return f, nil
+}
+
+// markSizeFollows sets (or clears) the mark that ino's size follows its
+// data file at recovery, committing the op unless the model has it so
+// already. A set's LSN is kept for the opens to force. The caller holds
+// st.mu.
+func (fs *FS) markSizeFollows(ino Ino, st *inodeState, set bool) error {
+	fs.mu.RLock()
+	in := fs.model.Inodes[ino]
+	has := in != nil && in.SizeFollows
+	fs.mu.RUnlock()
+	if in == nil || has == set {
+		return nil
+	}
+	op := Op{Type: OpSizeFollows, Ino: ino}
+	if set {
+		op.Flags = SizeFollowsSet
+		if st.newFile {
+			// A sync write makes the data file's bytes and size
+			// durable, not its name: recovery could not find
+			// them without it.
+			if err := fs.syncDataDir(); err != nil {
+				return err
+			}
+			st.newFile = false
+		}
+	}
+	lsn, err := fs.commit(&op)
+	if err != nil {
+		return err
+	}
+	if set {
+		st.markLSN.Store(uint64(lsn))
+	}
+	return nil
 }
 
 // OpenProbe opens a file of the store read-only, to try whether the
@@ -305,4 +413,41 @@ func (fs *FS) afterChange(st *inodeState, f StoreFile) {
 	if s, err := f.Stat(); err == nil {
 		st.ptMtime = s.Mtime
 	}
+}
+
+// recoverFollowed is recovery's part of the mark (see the notes on
+// synchronous writes above): each marked inode whose data file is longer
+// than its logged size takes the data file's size, and its mtime if newer;
+// then every mark is cleared, since no open outlives a mount. replayed
+// collects the grown inodes, whose data files reconcileDataFiles then
+// syncs before the fresh checkpoint records their new size. A NoRecovery
+// mount changes only its model in memory.
+func (fs *FS) recoverFollowed(replayed map[Ino]bool) error {
+	for _, ino := range fs.model.sizeFollows() {
+		in := fs.model.Inodes[ino]
+		in.SizeFollows = false
+		f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDONLY, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // never written: the logged size stands
+		}
+		if err != nil {
+			return fmt.Errorf("recovering inode %d, whose size follows its data file: %w", ino, err)
+		}
+		s, err := f.Stat()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("recovering inode %d, whose size follows its data file %s: %w", ino, fs.dataPath(ino), err)
+		}
+		if s.Size <= in.Size {
+			continue
+		}
+		fs.recovery.Followed = append(fs.recovery.Followed, FollowedFile{Ino: ino, Logged: in.Size, Size: s.Size, Mtime: in.Mtime, Ctime: in.Ctime})
+		fs.opts.Logf("inode %d was open for writing in passthrough: its data file's %d bytes are kept over the logged size %d (writes the kernel synced in the data file alone)",
+			ino, s.Size, in.Size)
+		in.Size = s.Size
+		in.Mtime = max(in.Mtime, s.Mtime)
+		in.Ctime = max(in.Ctime, s.Mtime)
+		replayed[ino] = true
+	}
+	return nil
 }

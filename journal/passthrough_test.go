@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/logbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -230,9 +231,23 @@ func TestFsyncSyncCounts(t *testing.T) {
 				if l := e.LogForces - b.LogForces; l != 1 {
 					t.Errorf("%s: %d log syncs, want 1", what, l)
 				}
+				// One fsync, at most one force request: the data
+				// file's sync runs beside the force, and the wait
+				// after it is not a second request. (An overwrite may
+				// leave nothing new to force: its mtime can stay in
+				// the same clock step.)
+				if w := e.ForceWaits - b.ForceWaits; w > 1 {
+					t.Errorf("%s: %d force requests, want at most 1", what, w)
+				}
 			}
 			block := bytes.Repeat([]byte("0123456789abcdef"), 1024)
 			step("the first write", func() { must[int](t)(fs.Write(a.Ino, block, 0)) }, 1, 1, 0)
+			// The first write grew the file: its fsync forced the new
+			// size, one request, counted once although the record was
+			// usually durable by the time the fsync waited for it.
+			if s := fs.Stats(); s.ForceWaits != s.ForceSyncs {
+				t.Errorf("after the first fsync: %d force requests, %d forced log syncs; want them equal", s.ForceWaits, s.ForceSyncs)
+			}
 			if inPlace {
 				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 0, 0, 1)
 			} else {
@@ -246,5 +261,173 @@ func TestFsyncSyncCounts(t *testing.T) {
 			}, 1, 0, 0)
 			check(t, fs.Release(a.Ino))
 		})
+	}
+}
+
+// ptCrashStore makes a store on a CrashFS and mounts it, for a power cut.
+func ptCrashStore(t *testing.T, o Options) (*CrashFS, *FS) {
+	t.Helper()
+	cfs := NewCrashFS()
+	o.Store = cfs
+	must[*Superblock](t)(Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}))
+	return cfs, mount(t, powerDir, o)
+}
+
+// remountAfterCut cuts the power (nothing not durable survives), abandons
+// fs and mounts what is left.
+func remountAfterCut(t *testing.T, cfs *CrashFS, fs *FS, o Options) (*CrashFS, *FS) {
+	t.Helper()
+	img := cfs.Crash(nil)
+	fs.Abandon()
+	o.Store = img
+	return img, mount(t, powerDir, o)
+}
+
+// A write through a passthrough open that the kernel syncs in the data
+// file alone (O_SYNC, O_DSYNC, RWF_DSYNC) is acknowledged without the
+// journal hearing of it: an append so acknowledged survives a power cut,
+// with the size it reached, though nothing logged that size. So does one
+// through a synchronous open that joined a passthrough open, and one into
+// a file created in the same breath (its data file's name is made durable
+// before the open returns).
+func TestPassthroughSyncAppendsSurvivePowerCut(t *testing.T) {
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+	cfs, fs := ptCrashStore(t, o)
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Fsync(RootIno, false))
+	// f: an fsynced start, then sync appends the journal never sees.
+	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	want := bytes.Repeat([]byte("0123456789"), 300)
+	must[int](t)(f.WriteAt(want, 0))
+	check(t, fs.Fsync(a.Ino, true))
+	for i := range 5 {
+		p := bytes.Repeat([]byte{byte('a' + i)}, 777)
+		must[int](t)(f.WriteAt(p, int64(len(want))))
+		check(t, f.Datasync()) // the kernel's generic_write_sync, on the data file
+		want = append(want, p...)
+	}
+	// g: read-only in passthrough, then a synchronous open joins it.
+	g := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, false, false))
+	if gs := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, true, true)); gs != g {
+		t.Fatal("a synchronous open of a file open in passthrough did not join it")
+	}
+	must[int](t)(g.WriteAt([]byte("synced"), 0))
+	check(t, g.Datasync())
+	// h: created, opened and written synchronously at once.
+	c := must[Attr](t)(fs.Create(RootIno, "h", ModeReg|0o644, 0, 0, 0, ""))
+	h := must[StoreFile](t)(fs.OpenPassthrough(c.Ino, true, false))
+	must[int](t)(h.WriteAt([]byte("new file, synced"), 0))
+	check(t, h.Datasync())
+	_, fs = remountAfterCut(t, cfs, fs, o)
+	defer fs.Close()
+	for _, c := range []struct {
+		ino  Ino
+		want []byte
+	}{{a.Ino, want}, {b.Ino, []byte("synced")}, {c.Ino, []byte("new file, synced")}} {
+		got := make([]byte, len(c.want)+10)
+		n, err := fs.Read(c.ino, got, 0)
+		if err != nil || !bytes.Equal(got[:n], c.want) {
+			t.Errorf("inode %d after a power cut: %d bytes (%v), want the %d the sync writes acknowledged", c.ino, n, err, len(c.want))
+		}
+	}
+	if r := fs.Recovery(); len(r.Followed) != 3 {
+		t.Errorf("recovery grew %d files to their data file's size, want 3: %+v", len(r.Followed), r.Followed)
+	}
+	for ino, in := range fs.model.Inodes {
+		if in.SizeFollows {
+			t.Errorf("inode %d still marked after recovery: no open outlives a mount", ino)
+		}
+	}
+}
+
+// A shrink of a file open for writing in passthrough is durable in the
+// data file when it returns: recovery keeps a marked file's longer data
+// file, and must not bring back what the shrink cut.
+func TestPassthroughShrinkStaysCut(t *testing.T) {
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+	cfs, fs := ptCrashStore(t, o)
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	must[int](t)(f.WriteAt(bytes.Repeat([]byte("x"), 10000), 0))
+	check(t, fs.Fsync(a.Ino, false))
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 100}))
+	_, fs = remountAfterCut(t, cfs, fs, o)
+	defer fs.Close()
+	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 100 {
+		t.Fatalf("after a truncate to 100 returned and a power cut: size %d (recovery %+v)", got.Size, fs.Recovery())
+	}
+}
+
+// The mark is set, durably, by the first open for writing in passthrough,
+// and stays after the last release: the next open costs no log force. A
+// crash then keeps the data file's larger size (a write the journal never
+// learned); the mount after it clears the mark.
+func TestPassthroughMarkKeptUntilMount(t *testing.T) {
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+	cfs, fs := ptCrashStore(t, o)
+	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	marked := func(fs *FS) bool {
+		fs.mu.RLock()
+		defer fs.mu.RUnlock()
+		return fs.model.Inodes[a.Ino].SizeFollows
+	}
+	r := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
+	if marked(fs) {
+		t.Fatal("a read-only passthrough open marked the file")
+	}
+	w := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if _, _, _, durable := fs.x.snapshotStats(); !marked(fs) || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
+		t.Fatal("an open for writing in passthrough returned before the file's mark was durable")
+	}
+	must[int](t)(w.WriteAt([]byte("hello"), 0))
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	if !marked(fs) {
+		t.Fatal("the mark was cleared at the last release")
+	}
+	forces := fs.Stats().LogForces
+	must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if n := fs.Stats().LogForces - forces; n != 0 {
+		t.Fatalf("reopening a marked file for writing forced the log %d times, want none", n)
+	}
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+	// Bytes the log never heard of, synced in the data file.
+	must[int](t)(r.WriteAt([]byte(", world"), 5))
+	check(t, r.Datasync())
+	_, fs = remountAfterCut(t, cfs, fs, o)
+	defer fs.Close()
+	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 12 || len(fs.Recovery().Followed) != 1 {
+		t.Fatalf("after a power cut: size %d, want the data file's 12 (recovery %+v)", got.Size, fs.Recovery())
+	}
+	if marked(fs) {
+		t.Fatal("the mark outlived the mount's recovery")
+	}
+}
+
+// A model's marks survive its encoding; a model without any encodes as it
+// did before marks existed.
+func TestModelSizeFollowsEncoding(t *testing.T) {
+	m := NewModel(1)
+	check(t, m.Apply(&Op{Type: OpCreate, Parent: RootIno, Name: "f", Ino: 2, Mode: ModeReg | 0o644, Ctime: 2}))
+	check(t, m.Apply(&Op{Type: OpCreate, Parent: RootIno, Name: "g", Ino: 3, Mode: ModeReg | 0o644, Ctime: 2}))
+	plain := m.Encode()
+	check(t, m.Apply(&Op{Type: OpSizeFollows, Ino: 3, Flags: SizeFollowsSet}))
+	if !bytes.HasPrefix(m.Encode(), plain) || len(m.Encode()) == len(plain) {
+		t.Fatal("a mark is not carried after the inodes")
+	}
+	d := must[*Model](t)(DecodeModel(m.Encode()))
+	if d.Inodes[2].SizeFollows || !d.Inodes[3].SizeFollows {
+		t.Fatalf("decoded marks: %v %v, want false true", d.Inodes[2].SizeFollows, d.Inodes[3].SizeFollows)
+	}
+	check(t, m.Apply(&Op{Type: OpSizeFollows, Ino: 3}))
+	if !bytes.Equal(m.Encode(), plain) {
+		t.Fatal("a model with its marks cleared encodes otherwise than before they were set")
+	}
+	if err := m.Apply(&Op{Type: OpSizeFollows, Ino: RootIno, Flags: SizeFollowsSet}); err != syscall.EINVAL {
+		t.Fatalf("marking a directory: %v, want EINVAL", err)
+	}
+	op := Op{Type: OpSizeFollows, Ino: 3, Flags: SizeFollowsSet}
+	if got := must[Op](t)(DecodeOp(op.Encode(nil))); got.Type != op.Type || got.Ino != op.Ino || got.Flags != op.Flags {
+		t.Fatalf("decoded %+v, want %+v", got, op)
 	}
 }

@@ -254,7 +254,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		if rec.TornLSN != 0 && rec.TornLSN != want.lsn {
 			t.Fatalf("%s: cut at %v, not at the damaged record (recovery %+v)", where, rec.TornLSN, rec)
 		}
-		if k := fs.bound.lastTID; k != want.k || w.digests[k] != powerDigest(fs.model) {
+		if k := fs.bound.lastTID; k != want.k || w.digests[k] != powerDigest(fs.model, rec.Followed...) {
 			t.Fatalf("%s: recovered up to transaction %d, want exactly %d, the newest committed before the damaged record (recovery %+v)",
 				where, k, want.k, rec)
 		}

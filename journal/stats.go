@@ -336,6 +336,17 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("cksum_copy_bytes", s.Cksum.CopyBytes)
 	p("cksum_copy_ns", s.Cksum.CopyNanos)
 	p("cksum_copy_off_cpu_ops", s.Cksum.CopyOffCPU)
+	// The copy and the stamps the modes that checksum at seal do outside
+	// the checksum (copy_plain_*; inline mode's are in cksum_copy_*), and
+	// copy_cksum_ns: the CPU time of copying ops in, stamping and
+	// checksumming in all, the same work in every mode. cksum_ns is
+	// checksum work alone in batched, xfs and sector mode but includes
+	// the fused copy in inline mode; copy_cksum_ns is the fair total.
+	p("copy_plain_ops", s.Cksum.PlainOps)
+	p("copy_plain_bytes", s.Cksum.PlainBytes)
+	p("copy_plain_ns", s.Cksum.PlainNanos)
+	p("copy_plain_off_cpu", s.Cksum.PlainOffCPU)
+	p("copy_cksum_ns", s.Cksum.CopyCksumNanos())
 	p("forces_timed", s.Forces)
 	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
 	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))

@@ -44,6 +44,15 @@ func TestStatsFileRoundTrip(t *testing.T) {
 	if hdr != float64(st.Records)*1024 || payload <= 0 || hdr+payload > total || total-hdr-payload >= float64(st.Records)*512 {
 		t.Errorf("header %v + payload %v bytes against %v in %d records: want 1024 header bytes a record and under a block of padding", hdr, payload, total, st.Records)
 	}
+	// Batched mode copies the ops in outside the checksum and times it, so
+	// copy+checksum CPU is the checksum's at seal plus the plain copy's.
+	// Every op's region was copied so: the payload less 12 bytes an op
+	// header (the regions here are most of it).
+	if rest := payload - num("copy_plain_bytes"); int(rest)%12 != 0 || rest > payload/10 || num("copy_plain_ns") <= 0 ||
+		num("copy_cksum_ns") != num("cksum_seal_ns")+num("cksum_copy_ns")+num("copy_plain_ns") {
+		t.Errorf("copy_plain_bytes %v of %v payload bytes, copy_plain_ns %v, copy_cksum_ns %v = seal %v + copy %v + plain %v?",
+			num("copy_plain_bytes"), payload, num("copy_plain_ns"), num("copy_cksum_ns"), num("cksum_seal_ns"), num("cksum_copy_ns"), num("copy_plain_ns"))
+	}
 	if v, _ := f.Value("cksum_mode"); v != "batched" {
 		t.Errorf("cksum_mode %q", v)
 	}

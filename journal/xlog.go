@@ -459,13 +459,20 @@ func (x *xlog) spaceWaiting() bool {
 
 // force waits until the record at lsn is durable (xfs_log_force_seq). A
 // record already durable needs nothing, even of a failed log.
-func (x *xlog) force(lsn logbuf.LSN) error {
+func (x *xlog) force(lsn logbuf.LSN) error { return x.forceWait(lsn, true) }
+
+// forceWait is force; count says whether this call counts as a force
+// request (ForceWaits): false for the wait that follows a startForce,
+// which counted the request when it made it.
+func (x *xlog) forceWait(lsn logbuf.LSN, count bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable {
 		return nil
 	}
-	x.stats.forceCalls++
+	if count {
+		x.stats.forceCalls++
+	}
 	if lsn > x.forceLSN {
 		x.forceLSN = lsn
 	}
@@ -509,13 +516,15 @@ func (x *xlog) forceFlush(lsn logbuf.LSN) error {
 
 // startForce asks the writer for the record at lsn, as force does, and
 // returns at once: the caller does other work meanwhile, then waits with
-// force.
+// forceWait(lsn, false). The request is counted here, where it is made:
+// by the time the caller waits, the record is often durable already.
 func (x *xlog) startForce(lsn logbuf.LSN) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable || x.err != nil {
 		return
 	}
+	x.stats.forceCalls++
 	if lsn > x.forceLSN {
 		x.forceLSN = lsn
 	}

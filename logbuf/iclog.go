@@ -16,7 +16,10 @@ var be = binary.BigEndian
 // In inline mode (Start with an inline Summer) the stamping and most of the
 // checksum move from Seal to AppendOp: each op is copied with CopyUpdate,
 // every block whose first word it completes is stamped on the spot, and
-// Seal only checksums the header blocks and combines.
+// Seal only checksums the first header block and combines it with the CRC
+// of the rest: the payload's CRC continues that of the extension header
+// blocks as Start leaves them, and the words stamping saves into them are
+// folded in as they are saved (cksum.Payload.Restart, Save).
 type Iclog struct {
 	buf   []byte // logbsize bytes: hsize of header blocks, then the data area
 	hsize int    // bytes of header blocks
@@ -28,8 +31,16 @@ type Iclog struct {
 	inline  bool
 	cycle   uint32        // the record's cycle, stamped as blocks fill
 	stamped int           // payload blocks stamped so far
-	sum     *cksum.Summer // counts the copy-time work
-	pay     cksum.Payload // CRC of the payload so far
+	sum     *cksum.Summer // counts the copy-time work (every mode: CopyPlain)
+	pay     cksum.Payload // CRC of the extension headers and the payload so far
+
+	// The CRC of the extension header blocks as Start leaves them (their
+	// cycle, nothing else) for cycle xcycle and implementation ximpl
+	// (xvalid): the payload's CRC continues it, so Seal checksums only the
+	// first header block. It changes when the log wraps.
+	xcrc, xcycle uint32
+	ximpl        string
+	xvalid       bool
 }
 
 // NewIclog returns an empty iclog of logbsize bytes for filesystem uuid.
@@ -45,7 +56,7 @@ func NewIclog(logbsize int, uuid [16]byte) (*Iclog, error) {
 }
 
 // Reset empties the iclog for reuse, out of inline mode.
-func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped = 0, 0, false, 0 }
+func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped, ic.sum = 0, 0, false, 0, nil }
 
 // Start empties the iclog for a record at cycle that sum will checksum. When
 // sum's mode is inline, AppendOp stamps and checksums as it copies; the
@@ -53,14 +64,29 @@ func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped = 0, 0, false,
 // and does all the work itself otherwise).
 func (ic *Iclog) Start(cycle uint32, sum *cksum.Summer) {
 	ic.Reset()
+	ic.sum = sum
 	if sum == nil || sum.Mode() != cksum.Inline {
 		return
 	}
-	ic.inline, ic.cycle, ic.sum = true, cycle, sum
-	ic.pay.Reset(sum.Impl())
+	ic.inline, ic.cycle = true, cycle
 	// Stamping fills the cycle data as it goes, and Seal keeps it: no
 	// saved word of an earlier record may linger there.
 	clear(ic.buf[:ic.hsize])
+	impl := sum.Impl()
+	if ic.hsize == BBSize {
+		ic.pay.Reset(impl)
+		return
+	}
+	// The extension headers hold their cycle and the saved words of
+	// blocks 64 on (Payload.Save, from stampTo), nothing else: their CRC
+	// is known now, but for those words.
+	for x := BBSize; x < ic.hsize; x += BBSize {
+		be.PutUint32(ic.buf[x+xoffCycle:], cycle)
+	}
+	if !ic.xvalid || ic.xcycle != cycle || ic.ximpl != impl.Name {
+		ic.xcrc, ic.xcycle, ic.ximpl, ic.xvalid = impl.Update(0, ic.buf[BBSize:ic.hsize]), cycle, impl.Name, true
+	}
+	ic.pay.Restart(impl, ic.xcrc, ic.hsize-BBSize)
 }
 
 // Size is the iclog size (h_size, logbsize).
@@ -119,6 +145,11 @@ func (ic *Iclog) AppendOp(tid uint32, clientID, flags uint8, region []byte, cont
 	end := ic.off + OpHeaderSize + n
 	if ic.inline {
 		ic.sum.Copy(&ic.pay, p[:OpHeaderSize], p[OpHeaderSize:], region[:n], func() { ic.stampTo(end) })
+	} else if ic.sum != nil && n > 0 {
+		// Timed, so that copy and checksum add up to the same work in
+		// every mode (cksum.Stats.CopyCksumNanos); an op without a
+		// region copies nothing, and is not worth the clock reads.
+		ic.sum.CopyPlain(p[OpHeaderSize:], region[:n])
 	} else {
 		copy(p[OpHeaderSize:], region[:n])
 	}
@@ -134,6 +165,9 @@ func (ic *Iclog) stampTo(end int) {
 	for ; ic.stamped*BBSize+4 <= end; ic.stamped++ {
 		saved, stamp := stampBlock(ic.buf, ic.hsize, ic.stamped, ic.cycle)
 		ic.pay.Stamp(saved, stamp)
+		if ic.stamped >= CycleDataSize { // in an extension header: the payload's prefix
+			ic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)
+		}
 	}
 }
 
@@ -146,10 +180,11 @@ func (ic *Iclog) stampTo(end int) {
 // which alias the iclog's buffer until Reset.
 //
 // In inline mode the payload blocks are stamped already, but for a last one
-// whose first word ends in the padding, and the CRC is the header blocks'
-// combined with the payload's (Summer.Seal). Sealed at an LSN of another
-// cycle than Start's, it puts the saved words back and does all the work
-// here, as the other modes do.
+// whose first word ends in the padding, and the CRC is the first header
+// block's combined with that of the extension headers and the payload,
+// kept since Start (Summer.Seal): one block and one shift at seal. Sealed
+// at an LSN of another cycle than Start's, it puts the saved words back
+// and does all the work here, as the other modes do.
 func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
 	plen := roundBB(ic.off)
 	clear(ic.buf[ic.hsize+ic.off : ic.hsize+plen])
@@ -182,13 +217,13 @@ func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum
 	var crc uint32
 	switch {
 	case ic.inline && sum.Mode() == cksum.Inline:
-		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize], func() { ic.stampTo(plen) })
+		// The extension headers are the payload's prefix: only the
+		// first header block is left to checksum.
+		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize-ic.pay.PrefixLen()], func() { ic.stampTo(plen) })
 	case ic.inline: // stamped at copy time, summed by another mode
-		ic.stampTo(plen)
-		crc = sum.Record(rec, ic.hsize)
+		crc = sum.PackRecord(rec, ic.hsize, func() { ic.stampTo(plen) })
 	default:
-		pack(rec, ic.hsize, cycle)
-		crc = sum.Record(rec, ic.hsize)
+		crc = sum.PackRecord(rec, ic.hsize, func() { pack(rec, ic.hsize, cycle) })
 	}
 	binary.LittleEndian.PutUint32(h[offCRC:], crc)
 	return rec

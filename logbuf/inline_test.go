@@ -138,3 +138,31 @@ func TestInlineEveryEndAroundABlockStart(t *testing.T) {
 		}
 	}
 }
+
+// Every mode counts its copy: inline mode's in the checksum's copy-time
+// counters (CopyUpdate), the others' in the Plain ones, every region byte
+// once, so CopyCksumNanos covers the same work in every mode.
+func TestCopyCountedInEveryMode(t *testing.T) {
+	for _, m := range cksum.Modes() {
+		s := newSummer(m)
+		ic := mustIclog(t, 32<<10)
+		ic.Start(4, s)
+		region := make([]byte, 5000)
+		n := 0
+		for range 3 {
+			n += ic.AppendOp(1, ClientTransaction, 0, region, false)
+		}
+		ic.Seal(MakeLSN(4, 8), MakeLSN(4, 0), 0, 0, s)
+		st := s.Stats()
+		if m == cksum.Inline {
+			if st.PlainOps != 0 || st.CopyBytes != uint64(n+3*OpHeaderSize) {
+				t.Errorf("inline: %+v: want no plain copies and %d bytes copied with the checksum", st, n+3*OpHeaderSize)
+			}
+		} else if st.PlainOps != 3 || st.PlainBytes != uint64(n) || st.CopyBytes != 0 {
+			t.Errorf("%s: %+v: want 3 plain copies of %d bytes in all, none with the checksum", m, st, n)
+		}
+		if st.CopyCksumNanos() != st.Nanos+st.CopyNanos+st.PlainNanos {
+			t.Errorf("%s: CopyCksumNanos %d, want %d", m, st.CopyCksumNanos(), st.Nanos+st.CopyNanos+st.PlainNanos)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -63,6 +64,44 @@ func TestMountCommand(t *testing.T) {
 		if isMounted(mnt) {
 			t.Errorf("%s is mounted after failed mounts", mnt)
 		}
+	})
+
+	t.Run("relative paths recorded absolute", func(t *testing.T) {
+		// The mount table and the store's messages name the store and
+		// the mount point by absolute path, whatever the caller's
+		// directory: "store" in /proc/mounts would mean nothing to
+		// anyone else.
+		requireFUSE(t)
+		store, mnt := newStore(t)
+		base := filepath.Dir(store)
+		cmd := exec.Command(xlogfsBin, "mount", "--journal", "meta", "store", "mnt")
+		cmd.Dir = base
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("xlogfs mount store mnt in %s: %v: %s", base, err, out)
+		}
+		t.Cleanup(func() {
+			if isMounted(mnt) {
+				exec.Command("fusermount3", "-u", "-z", mnt).Run()
+			}
+		})
+		found := anyLineFields("/proc/self/mounts", func(f []string) bool {
+			return len(f) > 1 && unescapeMountField(f[0]) == store && unescapeMountField(f[1]) == mnt
+		})
+		if !found {
+			b, _ := os.ReadFile("/proc/self/mounts")
+			t.Errorf("no mount of %s at %s in the mount table (both absolute):\n%s", store, mnt, b)
+		}
+		if _, err := xlogfs("umount", mnt); err != nil {
+			t.Fatal(err)
+		}
+		log, err := os.ReadFile(filepath.Join(store, "xlogfs.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(log), mnt) {
+			t.Errorf("the store's log does not name the mount point %s by absolute path:\n%s", mnt, log)
+		}
+		checkStore(t, store, true)
 	})
 
 	t.Run("store mounted twice", func(t *testing.T) {

@@ -82,7 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"logprint", "--wait", "x", "d"}, `invalid value "x" for --wait: parse error`},
 		{[]string{"logprint", "--from", "12", "d"}, `--from: "12" is not an LSN: want cycle,block as logprint prints it, e.g. 1,0`},
 		{[]string{"logprint", "--from", "2,0", "--to", "1,5", "d"}, "--to 1,5 is before --from 2,0"},
-		{[]string{"logprint", "--type", "mkdir", "d"}, `--type: unknown op type "mkdir" (want create, link, unlink, rmdir, rename, setattr, write, fallocate, setxattr, removexattr, free, unmount)`},
+		{[]string{"logprint", "--type", "mkdir", "d"}, `--type: unknown op type "mkdir" (want create, link, unlink, rmdir, rename, setattr, write, fallocate, setxattr, removexattr, free, sizefollows, unmount)`},
 		{[]string{"logprint", "--ino", "x", "d"}, `invalid value "x" for --ino: parse error`},
 		{[]string{"stats", "--interval", "1ms", "m"}, "--interval 1ms: want 10ms or more"},
 		{[]string{"stats", "--count", "2", "m"}, "--count needs --interval"},

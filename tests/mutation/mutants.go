@@ -190,6 +190,27 @@ var Mutants = []Mutant{
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTimesByPOSIXRules"}}, {Pkg: "./tests", Tests: []string{"TestMetadataOracles"}, Timeout: "10m"}},
 	},
 
+	// Passthrough: writes the kernel syncs in the data file alone.
+	{
+		Name:  "size-follows-ignored",
+		Bug:   "recovery cuts a marked inode's data file to the logged size: appends the kernel synced (O_SYNC, O_DSYNC, RWF_DSYNC) are lost",
+		Edits: []Edit{{"journal/passthrough.go", "\t\tif s.Size <= in.Size {\n", "\t\tif true || s.Size <= in.Size {\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughSyncAppendsSurvivePowerCut"}}, powerLoss,
+			{Pkg: "./tests", Tests: []string{"TestPassthroughRWFDsyncAppendsSurviveKill9", "TestPassthroughSyncOpenAppendsSurviveKill9"}}},
+	},
+	{
+		Name:   "no-size-follows-mark",
+		Bug:    "an open for writing in passthrough never marks the inode: recovery cuts to the logged size",
+		Edits:  []Edit{{"journal/passthrough.go", "if err := fs.markSizeFollows(ino, st, true); err != nil {", "if err := error(nil); err != nil {"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestPassthroughRWFDsyncAppendsSurviveKill9", "TestPassthroughSyncOpenAppendsSurviveKill9"}}},
+	},
+	{
+		Name:   "marked-shrink-unsynced",
+		Bug:    "a shrink of a marked inode returns before the data file's cut is durable: recovery keeps the longer data file",
+		Edits:  []Edit{{"journal/fsops.go", "\t\t\t\tcase follows:\n", "\t\t\t\tcase follows && false:\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkStaysCut"}}},
+	},
+
 	// Set-ID bits.
 	{
 		Name:   "chown-keeps-setuid",

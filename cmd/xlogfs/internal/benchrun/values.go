@@ -21,6 +21,9 @@ func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFil
 	d := func(k string) float64 { return after[k] - before[k] }
 	if cpu := d("process_cpu_ns"); cpu > 0 {
 		v["cksum_cpu"] = d("cksum_ns") / cpu
+		if _, ok := after["copy_cksum_ns"]; ok {
+			v["copy_cksum_cpu"] = d("copy_cksum_ns") / cpu
+		}
 	}
 	if kib := d("cksum_bytes") / 1024; kib > 0 {
 		v["cksum_ns_per_kib"] = d("cksum_ns") / kib
