@@ -13,9 +13,10 @@ type Ino uint64
 // RootIno is the root directory's inode number (FUSE's root node id).
 const RootIno Ino = 1
 
-// OpType is the kind of a logical log operation (DESIGN §3). Each
-// transaction carries one op; replaying the ops in log order onto the
-// checkpoint's state reproduces the filesystem's metadata exactly.
+// OpType is the kind of a logical log operation (see the journal package's
+// documentation, What the log carries). Each transaction carries one op;
+// replaying the ops in log order onto the checkpoint's state reproduces the
+// filesystem's metadata exactly.
 type OpType uint8
 
 const (
