@@ -43,12 +43,12 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			st := fs.Stats()
 			check(t, fs.Close())
 
-			if st.FlushLatency != lat || st.Flushes < st.LogForces || st.LogForces < fsyncs {
-				t.Errorf("latency %v, %d flushes emulated for %d log forces; want %v and every force's flush", st.FlushLatency, st.Flushes, st.LogForces, lat)
+			if st.FlushLatency != lat || st.Flushes < st.LogSyncs || st.LogSyncs < fsyncs {
+				t.Errorf("latency %v, %d flushes emulated for %d log forces; want %v and every force's flush", st.FlushLatency, st.Flushes, st.LogSyncs, lat)
 			}
 			// Meta mode syncs the data file beside each force.
-			if jm == JournalMeta && st.Flushes < st.LogForces+fsyncs {
-				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogForces, fsyncs)
+			if jm == JournalMeta && st.Flushes < st.LogSyncs+fsyncs {
+				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogSyncs, fsyncs)
 			}
 			if p := HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
 				t.Errorf("fsync p50 %v µs, below the %v flush", p, lat)

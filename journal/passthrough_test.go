@@ -228,7 +228,7 @@ func TestFsyncSyncCounts(t *testing.T) {
 				if want := [3]uint64{data, dirs, writebacks}; got != want {
 					t.Errorf("%s: data syncs, directory syncs, write-backs %v, want %v", what, got, want)
 				}
-				if l := e.LogForces - b.LogForces; l != 1 {
+				if l := e.LogSyncs - b.LogSyncs; l != 1 {
 					t.Errorf("%s: %d log syncs, want 1", what, l)
 				}
 				// One fsync, at most one force request: the data
@@ -236,7 +236,7 @@ func TestFsyncSyncCounts(t *testing.T) {
 				// after it is not a second request. (An overwrite may
 				// leave nothing new to force: its mtime can stay in
 				// the same clock step.)
-				if w := e.ForceWaits - b.ForceWaits; w > 1 {
+				if w := e.LogForces - b.LogForces; w > 1 {
 					t.Errorf("%s: %d force requests, want at most 1", what, w)
 				}
 			}
@@ -245,8 +245,8 @@ func TestFsyncSyncCounts(t *testing.T) {
 			// The first write grew the file: its fsync forced the new
 			// size, one request, counted once although the record was
 			// usually durable by the time the fsync waited for it.
-			if s := fs.Stats(); s.ForceWaits != s.ForceSyncs {
-				t.Errorf("after the first fsync: %d force requests, %d forced log syncs; want them equal", s.ForceWaits, s.ForceSyncs)
+			if s := fs.Stats(); s.LogForces != s.ForceSyncs {
+				t.Errorf("after the first fsync: %d force requests, %d forced log syncs; want them equal", s.LogForces, s.ForceSyncs)
 			}
 			if inPlace {
 				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 0, 0, 1)
@@ -385,9 +385,9 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 	if !marked(fs) {
 		t.Fatal("the mark was cleared at the last release")
 	}
-	forces := fs.Stats().LogForces
+	forces := fs.Stats().LogSyncs
 	must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	if n := fs.Stats().LogForces - forces; n != 0 {
+	if n := fs.Stats().LogSyncs - forces; n != 0 {
 		t.Fatalf("reopening a marked file for writing forced the log %d times, want none", n)
 	}
 	check(t, fs.ReleasePassthrough(a.Ino, true, true))

@@ -154,8 +154,8 @@ type Stats struct {
 	RecordBytes  uint64 // their bytes on disk: header blocks, payload, padding to a block
 	HeaderBytes  uint64 // of which record and extension header blocks
 	PayloadBytes uint64 // of which op headers and regions
-	LogForces    uint64 // fdatasyncs of the log
-	ForceWaits   uint64 // forces that waited for a log write
+	LogSyncs     uint64 // fdatasyncs of the log (log_syncs)
+	LogForces    uint64 // log force requests that waited for a log write (log_forces)
 	ForceSyncs   uint64 // log syncs at least one force waited for
 	Fsyncs       uint64 // fsync and fdatasync calls
 	Checkpoints  uint64
@@ -185,7 +185,7 @@ type Stats struct {
 	Forces             uint64
 	ForceCksumCPUNanos uint64
 	// Calls that make something durable, by what they sync: the log's
-	// are LogForces.
+	// are LogSyncs.
 	DataSyncs, DirSyncs, CheckpointSyncs uint64
 	// Writebacks: fsyncs whose data went back without a flush of its own
 	// (sync_file_range), the log's flush covering it.
@@ -204,7 +204,7 @@ func (fs *FS) Stats() Stats {
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
 		HeaderBytes: xs.headerBytes, PayloadBytes: xs.payloadBytes,
-		LogForces: xs.syncs, ForceWaits: xs.forceCalls, ForceSyncs: xs.forceSyncs,
+		LogSyncs: xs.syncs, LogForces: xs.forceCalls, ForceSyncs: xs.forceSyncs,
 		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.spaceWaits,
 		IclogWaits: xs.iclogWaits, SyncNanos: xs.syncNanos, Cksum: fs.x.sum.Stats(),
 		Head: head.lsn(), Tail: tail.lsn(), Durable: durable,
@@ -228,7 +228,7 @@ func (fs *FS) Stats() Stats {
 
 // Syncs is every call that made something durable: the log's, the data
 // files', the data directory's and the checkpoint's.
-func (s Stats) Syncs() uint64 { return s.LogForces + s.DataSyncs + s.DirSyncs + s.CheckpointSyncs }
+func (s Stats) Syncs() uint64 { return s.LogSyncs + s.DataSyncs + s.DirSyncs + s.CheckpointSyncs }
 
 // SyncsPerFsync is Syncs per fsync served, 0 without fsyncs.
 func (s Stats) SyncsPerFsync() float64 {
@@ -244,7 +244,7 @@ func (s Stats) FsyncsPerForce() float64 {
 	if s.ForceSyncs == 0 {
 		return 0
 	}
-	return float64(s.ForceWaits) / float64(s.ForceSyncs)
+	return float64(s.LogForces) / float64(s.ForceSyncs)
 }
 
 // CksumNanosPerKiB is the checksum's CPU time per KiB checksummed, all of
@@ -295,8 +295,8 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_bytes", s.RecordBytes)
 	p("log_header_bytes", s.HeaderBytes)
 	p("log_payload_bytes", s.PayloadBytes)
+	p("log_syncs", s.LogSyncs)
 	p("log_forces", s.LogForces)
-	p("force_waits", s.ForceWaits)
 	p("force_syncs", s.ForceSyncs)
 	p("fsyncs_per_force", fmt.Sprintf("%.2f", s.FsyncsPerForce()))
 	p("fsyncs", s.Fsyncs)
@@ -351,7 +351,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
 	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))
 	p("syncs", s.Syncs())
-	p("syncs_log", s.LogForces)
+	p("syncs_log", s.LogSyncs)
 	p("syncs_data", s.DataSyncs)
 	p("syncs_dir", s.DirSyncs)
 	p("syncs_checkpoint", s.CheckpointSyncs)

@@ -462,7 +462,7 @@ func (x *xlog) spaceWaiting() bool {
 func (x *xlog) force(lsn logbuf.LSN) error { return x.forceWait(lsn, true) }
 
 // forceWait is force; count says whether this call counts as a force
-// request (ForceWaits): false for the wait that follows a startForce,
+// request (LogForces): false for the wait that follows a startForce,
 // which counted the request when it made it.
 func (x *xlog) forceWait(lsn logbuf.LSN, count bool) error {
 	x.mu.Lock()

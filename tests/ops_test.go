@@ -758,7 +758,7 @@ func TestStatsFile(t *testing.T) {
 			t.Errorf(".stats %s = %q, want %q (as mounted)", name, stats[name], want)
 		}
 	}
-	for _, name := range []string{"transactions", "log_forces", "fsyncs", "checkpoints", "cksum_calls", "cksum_bytes",
+	for _, name := range []string{"transactions", "log_syncs", "fsyncs", "checkpoints", "cksum_calls", "cksum_bytes",
 		"cksum_seal_calls", "cksum_seal_bytes", "cksum_seal_ns", "cksum_copy_calls", "cksum_copy_bytes", "cksum_copy_ns", "forces_timed", "force_cksum_cpu_ns", "force_cksum_cpu_per_force_ns"} {
 		statUint(t, stats, name)
 	}
