@@ -794,21 +794,21 @@ func (fs *FS) commit(op *Op) (logbuf.LSN, error) {
 	return fs.commitLocked(op)
 }
 
-// onDurable runs in the log writer after a sync: the shadow model catches
-// up with the transactions now durable, and the checkpoint boundary moves.
-func (fs *FS) onDurable(recs []*iclog) {
+// onDurable runs in the log writer after a sync, for each record made
+// durable: the shadow model catches up with its transactions, and the
+// checkpoint boundary moves.
+func (fs *FS) onDurable(txns []txnDone, bound boundary) {
 	fs.shadowMu.Lock()
 	defer fs.shadowMu.Unlock()
-	for _, ic := range recs {
-		for _, t := range ic.txns {
-			if err := fs.shadow.Apply(t.op); err != nil {
-				// The live model accepted it; the same ops in the same
-				// order cannot fail here unless memory is corrupt.
-				panic(fmt.Sprintf("journal: shadow model rejected tid %#x %s: %v", t.tid, t.op, err))
-			}
+	for _, t := range txns {
+		op := t.item.(*Op)
+		if err := fs.shadow.Apply(op); err != nil {
+			// The live model accepted it; the same ops in the same
+			// order cannot fail here unless memory is corrupt.
+			panic(fmt.Sprintf("journal: shadow model rejected tid %#x %s: %v", t.tid, op, err))
 		}
-		fs.bound = ic.bound
 	}
+	fs.bound = bound
 }
 
 func (fs *FS) requestCheckpoint() {

@@ -41,11 +41,12 @@ type iclog struct {
 	txns      []txnDone  // transactions whose COMMIT is in this record
 }
 
-// txnDone is a committed transaction, kept until its record is durable so
-// the checkpoint's shadow model can apply it.
+// txnDone is a committed transaction, kept until its record is durable:
+// its id and the caller's item for it (the journal's op, which the
+// checkpoint's shadow model applies then). The log never looks inside.
 type txnDone struct {
-	tid uint32
-	op  *Op
+	tid  uint32
+	item any
 }
 
 // xlog is the in-core log (XFS's struct xlog): the iclog ring, the log head
@@ -65,7 +66,7 @@ type xlog struct {
 	sum       *cksum.Summer
 
 	// called by the writer, outside mu, with records just made durable
-	onDurable func([]*iclog)
+	onDurable func(txns []txnDone, bound boundary)
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
 	// called once, outside mu, when the log fails
@@ -131,7 +132,7 @@ type xlogConfig struct {
 	tail           pos
 	durable        logbuf.LSN
 	lastTID        uint32
-	onDurable      func([]*iclog)
+	onDurable      func(txns []txnDone, bound boundary)
 	wantCheckpoint func()
 	onFail         func(reason error)
 }
@@ -191,7 +192,7 @@ func wrap(p pos, maxBlocks, logBlocks uint64) pos {
 // record holding the COMMIT, which a force must reach for the transaction
 // to be durable. The caller serializes commits (it holds the FS lock), so
 // transactions enter the log in the order they change the model.
-func (x *xlog) commit(region []byte, op *Op) (logbuf.LSN, error) {
+func (x *xlog) commit(region []byte, item any) (logbuf.LSN, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
@@ -214,7 +215,7 @@ func (x *xlog) commit(region []byte, op *Op) (logbuf.LSN, error) {
 	x.nextTID++
 	x.lastTID = tid
 	x.stats.transactions++
-	ic.txns = append(ic.txns, txnDone{tid: tid, op: op})
+	ic.txns = append(ic.txns, txnDone{tid: tid, item: item})
 	return ic.at.lsn(), nil
 }
 
@@ -413,8 +414,8 @@ func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 // learns their transactions, then their iclogs return to the ring and
 // forces waiting on them return.
 func (x *xlog) complete(recs []*iclog, flushNo uint64) {
-	if len(recs) > 0 {
-		x.onDurable(recs)
+	for _, ic := range recs {
+		x.onDurable(ic.txns, ic.bound)
 	}
 	x.mu.Lock()
 	if len(recs) > 0 {
