@@ -312,7 +312,7 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice, Rec
 	// walk accepts verifies, by a CRC computed here.
 	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
-	for _, r := range scanLog(s.image, ck).records {
+	for _, r := range scanLog(s.image, windowOf(ck)).records {
 		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r) {
 			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x, which does not verify",
 				seed, r.LSN(), r.Stored, r.Computed)
@@ -396,7 +396,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
 	var durable []ScannedRecord
-	for _, rec := range scanLog(s.image, ck).records {
+	for _, rec := range scanLog(s.image, windowOf(ck)).records {
 		if rec.LSN() <= s.durable {
 			durable = append(durable, rec)
 		}
@@ -499,7 +499,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	// Whether recovery takes the damaged record as valid after restoring
 	// its cycle words (then its CRC proves every other byte).
 	kept := false
-	for _, sr := range scanLog(img, ck).records {
+	for _, sr := range scanLog(img, windowOf(ck)).records {
 		kept = kept || sr.LSN() == T && sr.Restamped > 0
 	}
 

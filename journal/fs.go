@@ -339,7 +339,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if _, err := dev.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", sb.LogSize, err)
 	}
-	scan := scanLog(img, ck)
+	scan := scanLog(img, windowOf(ck))
 	if err := scan.corruption(); err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		fs.recovery.TornLSN = scan.stop.LSN()
 		fs.recovery.DroppedLater = len(scan.later)
 		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
-			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
+			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(windowOf(ck)), len(scan.later), len(scan.atStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
 	if err := fs.recoverFollowed(replayed); err != nil {

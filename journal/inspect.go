@@ -71,16 +71,16 @@ func inspect(st StoreFS, dir string, all bool) (*LogReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	s := scanLog(img, ck)
+	s := scanLog(img, windowOf(ck))
 	rep.Records, rep.Later, rep.Clean, rep.Head = s.records, s.later, s.clean, s.head.lsn()
 	if s.kind != scanEnd {
 		rep.Bad = s.stop
 	}
 	rep.Torn = s.kind == scanTorn
 	rep.Corrupt = s.corruption()
-	rep.AtStake, rep.InFlight, rep.LogBufs = s.atStake, s.inFlight, inFlightAllowance(ck)
+	rep.AtStake, rep.InFlight, rep.LogBufs = s.atStake, s.inFlight, inFlightAllowance(windowOf(ck))
 	if all {
-		rep.Old = oldRecords(img, ck, s)
+		rep.Old = oldRecords(img, s)
 	}
 	m := ck.Model.Clone()
 	r, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) })
@@ -89,6 +89,21 @@ func inspect(st StoreFS, dir string, all bool) (*LogReport, error) {
 	rep.Model = m
 	rep.Problems = m.Check()
 	return rep, nil
+}
+
+// windowOf is what walking the log needs of ck.
+func windowOf(ck *Checkpoint) scanWindow {
+	return scanWindow{tail: ck.TailLSN, logBufs: ck.LogBufs, logBSize: ck.LogBSize, describe: describeRegion}
+}
+
+// describeRegion names what a transaction's region does, "" if it does not
+// decode.
+func describeRegion(region []byte) string {
+	op, err := DecodeOp(region)
+	if err != nil {
+		return ""
+	}
+	return op.String()
 }
 
 func readLog(st StoreFS, dir string, sb *Superblock) ([]byte, error) {
@@ -196,7 +211,7 @@ func (m *Model) Check() []string {
 // of, a wrap gap, zeros) is stepped over. So it stops only where the cycle
 // stops matching: at the tail, or at the head's blocks of the pass before.
 // A record whose header is there but whose CRC fails is returned with Err.
-func oldRecords(img []byte, ck *Checkpoint, s *logScan) []ScannedRecord {
+func oldRecords(img []byte, s *logScan) []ScannedRecord {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
 	head := s.head
 	cur, prev := head.cycle, prevCycle(head.cycle)

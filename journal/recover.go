@@ -115,19 +115,32 @@ func stakeSummary(txs []StakedTxn) string {
 	return s
 }
 
+// scanWindow is what walking the log needs to know of the checkpoint: where
+// to start, and the geometry of the writer of the records after it.
+type scanWindow struct {
+	tail logbuf.LSN // where the walk starts: a record position
+	// logBufs is how many records that writer can have had written but
+	// not durable at a crash (an iclog is reused only once its record is
+	// durable); logBSize is its iclog size, the largest record it writes.
+	logBufs, logBSize int
+	// describe names what a committed transaction's region did, for the
+	// transactions at stake; nil leaves them unnamed.
+	describe func(region []byte) string
+}
+
 // inFlightAllowance is how many records the writer of the records after
-// ck's tail can have had written but not durable at a crash: its logbufs,
+// w's tail can have had written but not durable at a crash: its logbufs,
 // since an iclog is reused only once its record is durable.
-func inFlightAllowance(ck *Checkpoint) int { return ck.LogBufs }
+func inFlightAllowance(w scanWindow) int { return w.logBufs }
 
 var errNoRecord = errors.New("no record where the next one goes")
 
-// scanLog walks img (the whole log) from ck's tail and decides how the log
+// scanLog walks img (the whole log) from w's tail and decides how the log
 // ends (see the package documentation: torn versus corrupt). It never
 // modifies img.
-func scanLog(img []byte, ck *Checkpoint) *logScan {
+func scanLog(img []byte, w scanWindow) *logScan {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
-	start := pos{cycle: ck.TailLSN.Cycle(), block: ck.TailLSN.Block()}
+	start := pos{cycle: w.tail.Cycle(), block: w.tail.Block()}
 	start.abs = uint64(start.block)
 	s := &logScan{head: start}
 	p := start
@@ -153,7 +166,7 @@ func scanLog(img []byte, ck *Checkpoint) *logScan {
 	// earlier one, or, past a damaged record, the rest of the log.
 	s.live = s.head.abs - start.abs
 	free := logBlocks - s.live
-	maxBlocks := uint64(ck.LogBSize / logbuf.BBSize)
+	maxBlocks := uint64(w.logBSize / logbuf.BBSize)
 	for d := uint64(0); d < free; d++ {
 		b := (uint64(s.head.block) + d) % logBlocks
 		off := b * logbuf.BBSize
@@ -189,14 +202,14 @@ func scanLog(img []byte, ck *Checkpoint) *logScan {
 	case bad || len(s.later) > 0:
 		s.kind = scanTorn
 		s.inFlight = s.countInFlight(maxBlocks, logBlocks)
-		if e := s.notInFlight(inFlightAllowance(ck)); e != "" {
+		if e := s.notInFlight(inFlightAllowance(w)); e != "" {
 			s.kind, s.evidence = scanCorrupt, e
 		}
 	default:
 		s.kind, s.stop = scanEnd, nil
 	}
 	if s.kind != scanEnd {
-		s.atStake = stakeOf(img, s.stop, s.later)
+		s.atStake = stakeOf(img, s.stop, s.later, w.describe)
 	}
 	if n := len(s.records); n > 0 && s.kind == scanEnd {
 		last := s.records[n-1].Record
@@ -267,7 +280,7 @@ func (s *logScan) countInFlight(maxBlocks, logBlocks uint64) int {
 
 // stakeOf lists the committed transactions of the bad record (as far as it
 // decodes) and of the valid records after it: what cutting the log drops.
-func stakeOf(img []byte, stop *ScannedRecord, later []ScannedRecord) []StakedTxn {
+func stakeOf(img []byte, stop *ScannedRecord, later []ScannedRecord, describe func([]byte) string) []StakedTxn {
 	var out []StakedTxn
 	add := func(lsn logbuf.LSN, ops []logbuf.Op) {
 		for _, op := range ops {
@@ -276,10 +289,8 @@ func stakeOf(img []byte, stop *ScannedRecord, later []ScannedRecord) []StakedTxn
 			}
 			t := StakedTxn{TID: op.TID, Commit: lsn}
 			for _, o := range ops {
-				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 {
-					if d, err := DecodeOp(o.Data); err == nil {
-						t.Op = d.String()
-					}
+				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 && describe != nil {
+					t.Op = describe(o.Data)
 				}
 			}
 			out = append(out, t)

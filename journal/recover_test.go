@@ -83,7 +83,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img1, ck)
+	s := scanLog(img1, windowOf(ck))
 	var full *ScannedRecord
 	for i := range s.records {
 		if s.records[i].Header.Size == 256<<10 && s.records[i].Header.RecordBytes() == 256<<10 {
@@ -153,7 +153,7 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []ScannedRecord
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img, ck)
+	s := scanLog(img, windowOf(ck))
 	if len(s.records) != n || s.kind != scanEnd {
 		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.records), s.kind)
 	}
@@ -426,7 +426,7 @@ func TestCutThenTearAgain(t *testing.T) {
 		durable := dev.Image()
 		ck, err := ReadCheckpoint(dir)
 		check(t, err)
-		head := scanLog(durable, ck).head
+		head := scanLog(durable, windowOf(ck)).head
 		// Three records' worth of writes, written but never synced.
 		for i := range 3 {
 			must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(0x10 + i)}, 30000), int64(i)*30000))
@@ -523,7 +523,7 @@ func TestCorruptionRefused(t *testing.T) {
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img, ck)
+	s := scanLog(img, windowOf(ck))
 	if len(s.records) < 250 {
 		t.Fatalf("only %d records", len(s.records))
 	}
@@ -633,7 +633,7 @@ func FuzzRecoverLog(f *testing.F) {
 		img := make([]byte, 64<<10)
 		copy(img, b)
 		ck := &Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: NewModel(0)}
-		s := scanLog(img, ck)
+		s := scanLog(img, windowOf(ck))
 		_ = s.corruption()
 		m := NewModel(0)
 		replay(s, 0, func(op *Op) error { return m.Apply(op) })
@@ -716,14 +716,14 @@ func BenchmarkReplay(b *testing.B) {
 	image := dev.Image()
 	fs.Abandon()
 	ck, _ := ReadCheckpoint(dir)
-	s := scanLog(image, ck)
+	s := scanLog(image, windowOf(ck))
 	var logBytes int64
 	for _, r := range s.records {
 		logBytes += int64(r.Header.RecordBytes())
 	}
 	b.SetBytes(logBytes)
 	for b.Loop() {
-		s := scanLog(image, ck)
+		s := scanLog(image, windowOf(ck))
 		m := ck.Model.Clone()
 		if _, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) }); err != nil {
 			b.Fatal(err)

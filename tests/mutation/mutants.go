@@ -69,13 +69,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "inflight-x8",
 		Bug:    "the torn-write allowance is 8 × logbufs records: durable records cut as torn",
-		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return 8 * ck.LogBufs }"}},
+		Edits:  []Edit{{"journal/recover.go", "int { return w.logBufs }", "int { return 8 * w.logBufs }"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestFortyFsyncedFiles"}}},
 	},
 	{
 		Name:   "inflight-minus-1",
 		Bug:    "the torn-write allowance is logbufs−1 records: a real torn tail refused as corruption",
-		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return ck.LogBufs - 1 }"}},
+		Edits:  []Edit{{"journal/recover.go", "int { return w.logBufs }", "int { return w.logBufs - 1 }"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestTornWriteAtEveryBoundary"}}},
 	},
 	{
