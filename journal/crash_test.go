@@ -259,9 +259,7 @@ func (w *crashWorld) take() snapshot {
 	w.fs.mu.RLock()
 	committed, acked := w.lastTID, w.acked
 	w.fs.mu.RUnlock()
-	w.fs.x.mu.Lock()
-	durable := w.fs.x.durable
-	w.fs.x.mu.Unlock()
+	durable := w.fs.x.durableLSN()
 	img := w.dev.CrashImage(w.r)
 	w.histMu.Lock()
 	hl, wl := len(w.hist), len(w.written)

@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// unforced reports whether the log holds committed transactions that are
-// not durable yet: ops in the active iclog, or records switched out and
-// not synced.
-func (x *xlog) unforced() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.active != nil && x.active.buf.NumOps() > 0 || x.lastSwitched > x.durable
-}
-
 // TestPeriodicLogForce creates files without any fsync, leaves the mount
 // idle, and cuts the power (every write not yet synced may be lost): with
 // the periodic force every file is there after recovery, soon after one

@@ -624,3 +624,19 @@ func (x *xlog) snapshotStats() (xlogStats, pos, pos, logbuf.LSN) {
 }
 
 var errClosed = fmt.Errorf("the log is closed")
+
+// unforced reports whether the log holds committed transactions that are
+// not durable yet: ops in the active iclog, or records switched out and
+// not synced.
+func (x *xlog) unforced() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.active != nil && x.active.buf.NumOps() > 0 || x.lastSwitched > x.durable
+}
+
+// durableLSN is the newest durable record (0: none yet).
+func (x *xlog) durableLSN() logbuf.LSN {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.durable
+}
