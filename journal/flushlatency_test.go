@@ -102,10 +102,10 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 // in the force's account.
 func TestCksumTimesObserve(t *testing.T) {
 	var c cksumTimes
-	c.startRound()
-	c.observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
-	c.observe(cksum.Cost{CPU: 50, Wall: 60})
-	c.forced(10000)
+	c.StartRound()
+	c.Observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
+	c.Observe(cksum.Cost{CPU: 50, Wall: 60})
+	c.Forced(10000)
 	h := c.record.snapshot()
 	if h[histBucket(1000)] != 1 || h[histBucket(50)] != 1 {
 		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50", h)
@@ -114,8 +114,8 @@ func TestCksumTimesObserve(t *testing.T) {
 		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 210, 150 (seal only), 1, 10000",
 			c.forceCksumN.Load(), c.forceCksumCPU.Load(), c.forces.Load(), c.forceNanos.Load())
 	}
-	c.startRound()
-	c.forced(5000)
+	c.StartRound()
+	c.Forced(5000)
 	if c.forceCksumCPU.Load() != 150 || c.forceCksumN.Load() != 210 {
 		t.Error("a new round did not start from no checksum time")
 	}

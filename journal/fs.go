@@ -130,6 +130,8 @@ type FS struct {
 	shadow   *Model
 	bound    boundary
 
+	times cksumTimes // checksum time per record and per force
+
 	statesMu sync.Mutex
 	states   map[Ino]*inodeState
 	ptStale  map[Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
@@ -418,7 +420,7 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
 		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		head: head, prevBlock: scan.prev, tail: head, lastTID: rep.lastTID,
-		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint, onFail: fs.failed,
+		times: &fs.times, onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint, onFail: fs.failed,
 	})
 	if err != nil {
 		return nil, err

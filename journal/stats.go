@@ -102,19 +102,19 @@ type cksumTimes struct {
 	round, roundCPU time.Duration
 }
 
-// observe is the Summer's observer: it runs on the writer, which alone
+// Observe is the Summer's observer: it runs on the writer, which alone
 // seals records.
-func (c *cksumTimes) observe(cost cksum.Cost) {
+func (c *cksumTimes) Observe(cost cksum.Cost) {
 	c.record.add(uint64(cost.TotalCPU()))
 	c.round += cost.Wall
 	c.roundCPU += cost.CPU
 }
 
-// startRound begins a writer round.
-func (c *cksumTimes) startRound() { c.round, c.roundCPU = 0, 0 }
+// StartRound begins a writer round.
+func (c *cksumTimes) StartRound() { c.round, c.roundCPU = 0, 0 }
 
-// forced accounts a writer round that ended in a sync a force waited for.
-func (c *cksumTimes) forced(total time.Duration) {
+// Forced accounts a writer round that ended in a sync a force waited for.
+func (c *cksumTimes) Forced(total time.Duration) {
 	c.force.add(uint64(total))
 	c.forceCksum.add(uint64(c.round))
 	c.forceNanos.Add(uint64(total))
@@ -213,7 +213,7 @@ func (fs *FS) Stats() Stats {
 	for i := range s.FsyncHist {
 		s.FsyncHist[i] = fs.fsyncHist[i].Load()
 	}
-	t := &fs.x.times
+	t := &fs.times
 	s.CksumRecordHist, s.ForceCksumHist, s.ForceHist = t.record.snapshot(), t.forceCksum.snapshot(), t.force.snapshot()
 	s.ForceNanos, s.ForceCksumNanos = t.forceNanos.Load(), t.forceCksumN.Load()
 	s.Forces, s.ForceCksumCPUNanos = t.forces.Load(), t.forceCksumCPU.Load()

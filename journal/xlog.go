@@ -104,7 +104,7 @@ type xlog struct {
 	writerDone                       chan struct{}
 
 	stats xlogStats
-	times cksumTimes // checksum time per record and per force
+	times forceTimer // told the checksum time per record and per force
 }
 
 type xlogStats struct {
@@ -121,7 +121,17 @@ type xlogStats struct {
 	syncNanos    uint64
 }
 
+// forceTimer is told what the checksum costs on the writer (every
+// checksum's cost, as cksum.Summer observes it) and how long each writer
+// round that ended in a sync a force waited for took, from its start.
+type forceTimer interface {
+	Observe(cost cksum.Cost)
+	StartRound()
+	Forced(total time.Duration)
+}
+
 type xlogConfig struct {
+	times          forceTimer
 	dev            Device
 	uuid           [16]byte
 	logbsize       int
@@ -139,6 +149,7 @@ type xlogConfig struct {
 
 func newXlog(c xlogConfig) (*xlog, error) {
 	x := &xlog{
+		times:          c.times,
 		dev:            c.dev,
 		logBlocks:      uint64(c.dev.Size() / logbuf.BBSize),
 		logbsize:       c.logbsize,
@@ -160,7 +171,7 @@ func newXlog(c xlogConfig) (*xlog, error) {
 	}
 	x.cond.L = &x.mu
 	x.wcond.L = &x.mu
-	c.sum.Observe(x.times.observe)
+	c.sum.Observe(x.times.Observe)
 	for range c.logbufs {
 		buf, err := logbuf.NewIclog(c.logbsize, c.uuid)
 		if err != nil {
@@ -358,7 +369,7 @@ func (x *xlog) writer() {
 		x.mu.Unlock()
 
 		roundStart := time.Now()
-		x.times.startRound()
+		x.times.StartRound()
 		var err error
 		for _, ic := range batch {
 			if err = x.writeRecord(ic, durable); err != nil {
@@ -377,7 +388,7 @@ func (x *xlog) writer() {
 			}
 			x.mu.Unlock()
 			if forced && err == nil {
-				x.times.forced(time.Since(roundStart))
+				x.times.Forced(time.Since(roundStart))
 			}
 		}
 		if err != nil {
