@@ -35,10 +35,30 @@ func storeLog(d Device) bool {
 	return ok && s.StoreLog()
 }
 
+// logFile is what the log needs of its file: a StoreFile has it.
+type logFile interface {
+	ReadAt(p []byte, off int64) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
+	Datasync() error
+	Size() (int64, error)
+	Close() error
+}
+
 // fileDevice is the log file of a store.
 type fileDevice struct {
-	f    StoreFile
+	f    logFile
 	size int64
+}
+
+// newFileDevice makes the open log file f a Device; it closes f if that
+// fails.
+func newFileDevice(f logFile) (Device, error) {
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileDevice{f: f, size: size}, nil
 }
 
 // OpenFileDevice opens a store's log file.
@@ -49,12 +69,7 @@ func openFileDevice(st StoreFS, path string) (Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, err := f.Size()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &fileDevice{f: f, size: size}, nil
+	return newFileDevice(f)
 }
 
 func (d *fileDevice) ReadAt(p []byte, off int64) (int, error)  { return d.f.ReadAt(p, off) }
