@@ -87,7 +87,7 @@ func (d *deferredWrites) note(op *Op, oldSize int64) {
 	switch {
 	case op.Type == OpWrite && op.Data != nil:
 		w := &loggedWrite{ino: op.Ino, off: op.Off, data: slices.Clone(op.Data)}
-		w.keep = []span{{op.Off, op.Off + int64(len(op.Data))}}
+		w.keep = []span{{lo: op.Off, hi: op.Off + int64(len(op.Data))}}
 		if d.byIno == nil {
 			d.byIno = map[Ino][]*loggedWrite{}
 		}

@@ -131,10 +131,10 @@ func TestParseStatsRejects(t *testing.T) {
 }
 
 func TestHistSub(t *testing.T) {
-	before := Hist{Name: HistFsync, Buckets: []Bucket{{8, 9, 2}, {16, 18, 5}}}
-	after := Hist{Name: HistFsync, Buckets: []Bucket{{8, 9, 2}, {16, 18, 7}, {1024, 1152, 1}}}
+	before := Hist{Name: HistFsync, Buckets: []Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 5}}}
+	after := Hist{Name: HistFsync, Buckets: []Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 7}, {Lo: 1024, Hi: 1152, Count: 1}}}
 	d := after.Sub(before)
-	if len(d.Buckets) != 2 || d.Buckets[0] != (Bucket{16, 18, 2}) || d.Buckets[1] != (Bucket{1024, 1152, 1}) || d.Count() != 3 {
+	if len(d.Buckets) != 2 || d.Buckets[0] != (Bucket{Lo: 16, Hi: 18, Count: 2}) || d.Buckets[1] != (Bucket{Lo: 1024, Hi: 1152, Count: 1}) || d.Count() != 3 {
 		t.Errorf("after - before = %+v", d.Buckets)
 	}
 	if p := d.Percentile(100); p != 1088 {
