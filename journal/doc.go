@@ -3,14 +3,21 @@
 // write-ahead log (iclogs, log forces with group commit, checkpoints that
 // move the tail, crash recovery), over a store directory. It works without
 // FUSE; package fusefs only calls it. Every read and write of the store goes
-// through a StoreFS (storefs.go): the real filesystem in use; in tests
-// CrashFS, which models what a power cut keeps, and FaultFS, which fails
-// chosen calls. The one exception is by design: in metadata-journal mode the
+// through a store.StoreFS: the real filesystem in use; in tests CrashFS,
+// which models what a power cut keeps, and FaultFS, which fails chosen calls
+// (journal/internal/testfs). The one exception is by design: in metadata-journal mode the
 // data file of a file open in kernel FUSE passthrough is read and written by
 // the kernel directly, and the journal learns what that did to the inode
 // from the data file (passthrough.go). Small writes may be logged with their
 // bytes (immediate.go), and an overwrite's fsync may share the log's device
-// flush (fiemap.go).
+// flush (store/fiemap.go).
+//
+// It joins the parts below it: the metadata model and its ops
+// (journal/meta), the log (journal/xlog, which knows nothing of the model:
+// it carries opaque regions), the store directory (journal/store) and the
+// .stats format (journal/statsfile). This package is the engine: the
+// filesystem operations, commit, the checkpointer, the data files, recovery
+// at mount, the counters and inspection.
 //
 // This comment is the definition of the store, of what the log's records
 // carry, of the journal modes and of the recovery rules; the record format
@@ -42,20 +49,21 @@
 // walking at), the last transaction id the model includes, and the iclog
 // count and size of the writer of the records after the tail (how many
 // records can have been in flight, and the largest); then the model
-// (Model.Encode). It is replaced by writing checkpoint.tmp, syncing it,
+// (meta.Model.Encode). It is replaced by writing checkpoint.tmp, syncing it,
 // renaming it over checkpoint and syncing the directory: a crash leaves the
 // old one or the new one, whole.
 //
 // While a process uses the store it holds an flock on the superblock: a
 // mount exclusively from before recovery until its unmount record is
-// durable, xlogfs check for as long as it reads or cuts the log (inuse.go).
+// durable, xlogfs check for as long as it reads or cuts the log
+// (store/inuse.go).
 //
 // # What the log carries
 //
-// Every change of the metadata is one transaction holding one Op (ops.go):
+// Every change of the metadata is one transaction holding one Op (meta/ops.go):
 // a START op, the op's region, a COMMIT op (logbuf's op headers). The
 // region is the op's type byte, then the fields its type has, as varints or
-// length-prefixed bytes (Op.Encode). Transaction ids count up and wrap at
+// length-prefixed bytes (meta.Op.Encode). Transaction ids count up and wrap at
 // 2^32; "newer" is serial-number arithmetic. A commit validates the op
 // against the model, copies its region into the active iclog, and only
 // then applies it to the model: an op the model would refuse is never
@@ -103,7 +111,7 @@
 //
 // # Log ops
 //
-// Each transaction carries one op (ops.go), replayed onto the model in log
+// Each transaction carries one op (meta/ops.go), replayed onto the model in log
 // order. Op types are numbered and never renumbered, and each encodes a
 // fixed list of fields, so records written before a type was added decode
 // as they always did. The newest, sizefollows (12), carries an inode and a

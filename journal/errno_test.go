@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
 // TestErrno pins the one errno mapping of the filesystem.
@@ -16,9 +18,9 @@ func TestErrno(t *testing.T) {
 		{nil, 0},
 		{syscall.ENOENT, syscall.ENOENT},
 		{fmt.Errorf("data file 12 at offset 4096: %w", syscall.ENOSPC), syscall.ENOSPC},
-		{&FailedError{Reason: syscall.ENOSPC}, syscall.EIO}, // a stopped journal is EIO, whatever stopped it
-		{fmt.Errorf("commit: %w", &FailedError{Reason: errors.New("log write")}), syscall.EIO},
-		{errClosed, syscall.EIO},
+		{&xlog.FailedError{Reason: syscall.ENOSPC}, syscall.EIO}, // a stopped journal is EIO, whatever stopped it
+		{fmt.Errorf("commit: %w", &xlog.FailedError{Reason: errors.New("log write")}), syscall.EIO},
+		{xlog.ErrClosed, syscall.EIO},
 		{errors.New("something else"), syscall.EIO},
 	} {
 		if got := Errno(c.err); got != c.want {

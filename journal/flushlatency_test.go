@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // TestFlushLatencyAndCksumTimes mounts with an emulated flush latency in
@@ -27,7 +28,7 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 		t.Run(jm.String()+"/"+c.mode.String(), func(t *testing.T) {
 			dir := mkfs(t, 16<<20, 0)
 			fs := mount(t, dir, Options{Mode: c.mode, Journal: jm, FlushLatency: lat})
-			f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 			check(t, fs.Open(f.Ino))
 			buf := bytes.Repeat([]byte("x"), 64<<10)
 			const fsyncs = 5

@@ -197,17 +197,17 @@ type Stats struct {
 
 // Stats returns the counters.
 func (fs *FS) Stats() Stats {
-	xs, head, tail, durable := fs.x.snapshotStats()
+	xs, head, tail, durable := fs.x.SnapshotStats()
 	s := Stats{
 		State: fs.State(), MountMode: fs.MountMode(),
 		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
-		Transactions: xs.transactions, Records: xs.records, RecordBytes: xs.recordBytes,
-		HeaderBytes: xs.headerBytes, PayloadBytes: xs.payloadBytes,
-		LogSyncs: xs.syncs, LogForces: xs.forceCalls, ForceSyncs: xs.forceSyncs,
-		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.spaceWaits,
-		IclogWaits: xs.iclogWaits, SyncNanos: xs.syncNanos, Cksum: fs.x.sum.Stats(),
-		Head: head.lsn(), Tail: tail.lsn(), Durable: durable,
+		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
+		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes,
+		LogSyncs: xs.Syncs, LogForces: xs.ForceCalls, ForceSyncs: xs.ForceSyncs,
+		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.SpaceWaits,
+		IclogWaits: xs.IclogWaits, SyncNanos: xs.SyncNanos, Cksum: fs.x.Sum.Stats(),
+		Head: head.LSN(), Tail: tail.LSN(), Durable: durable,
 	}
 	s.FsyncHist = make([]uint64, histBuckets)
 	for i := range s.FsyncHist {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // TestStatsFileRoundTrip writes a mount's stats after some work and reads
@@ -14,7 +16,7 @@ import (
 func TestStatsFileRoundTrip(t *testing.T) {
 	dir := mkfs(t, 8<<20, 64<<10)
 	fs := mount(t, dir, Options{Journal: JournalData})
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	for i := range 50 {
 		must[int](t)(fs.Write(a.Ino, bytes.Repeat([]byte{byte(i)}, 100+i*300), int64(i)*20000))
 		check(t, fs.Fsync(a.Ino, false))

@@ -30,6 +30,9 @@ var layers = []layer{
 	{pkgs: []string{"cmd/..."}, shared: true},
 	{pkgs: []string{"fusefs"}},
 	{pkgs: []string{"journal"}},
+	{pkgs: []string{"journal/internal/testfs"}},
+	{pkgs: []string{"journal/store", "journal/xlog", "journal/statsfile"}},
+	{pkgs: []string{"journal/meta", "journal/internal/span"}},
 	{pkgs: []string{"logbuf"}},
 	{pkgs: []string{"cksum"}},
 	{pkgs: []string{"amd64", "ppc64"}},
@@ -45,8 +48,21 @@ type apartPkg struct {
 }
 
 var apart = []apartPkg{
+	{pkg: "profiling/labels", importedBy: 4}, // the label keys: the log's writer runs under them
 	{pkg: "profiling/...", importedBy: 0},
 }
+
+// forbidden are edges the layers would allow but the design does not: the
+// metadata model and the log know nothing of each other, and the log
+// nothing of the store.
+var forbidden = [][2]string{
+	{"journal/xlog", "journal/meta"},
+	{"journal/meta", "journal/xlog"},
+	{"journal/xlog", "journal/store"},
+}
+
+// stdOnly are packages that import the standard library alone.
+var stdOnly = []string{"journal/meta", "journal/internal/span", "cksum/crc32c"}
 
 // free are packages of tests only: they may import anything, and nothing
 // imports them.
@@ -113,8 +129,12 @@ func violations(graph map[string][]string) []string {
 			}
 			if i := slices.IndexFunc(apart, func(a apartPkg) bool { return matches(a.pkg, dep) }); i >= 0 {
 				if from > apart[i].importedBy {
-					out = append(out, fmt.Sprintf("%s imports %s, which only %s may import", pkg, dep, strings.Join(layers[apart[i].importedBy].pkgs, ", ")))
+					out = append(out, fmt.Sprintf("%s imports %s, which only the layers down to %s may import", pkg, dep, strings.Join(layers[apart[i].importedBy].pkgs, ", ")))
 				}
+				continue
+			}
+			if slices.Contains(forbidden, [2]string{pkg, dep}) {
+				out = append(out, fmt.Sprintf("%s imports %s: the design keeps the two apart", pkg, dep))
 				continue
 			}
 			to := placeOf(dep)
@@ -126,6 +146,18 @@ func violations(graph map[string][]string) []string {
 			case to == from && !layers[from].shared && !matches(pkg, dep) && dep != pkg:
 				out = append(out, fmt.Sprintf("%s imports %s: the two are in one layer, and neither may import the other", pkg, dep))
 			}
+		}
+	}
+	return out
+}
+
+// stdViolations reports the packages of stdOnly that import anything but
+// the standard library (the module's packages or another module's).
+func stdViolations(graph, external map[string][]string) []string {
+	var out []string
+	for _, pkg := range stdOnly {
+		for _, dep := range append(slices.Clone(graph[pkg]), external[pkg]...) {
+			out = append(out, fmt.Sprintf("%s imports %s: it imports the standard library only", pkg, dep))
 		}
 	}
 	return out
@@ -171,9 +203,14 @@ func moduleRoot(t *testing.T) string {
 }
 
 // moduleGraph keeps the module's packages and their imports of the
-// module's packages, module-relative.
-func moduleGraph(pkgs []pkgInfo) map[string][]string {
-	graph := map[string][]string{}
+// module's packages, module-relative; external has their imports of other
+// modules' packages (not the standard library's).
+func moduleGraph(pkgs []pkgInfo) (graph, external map[string][]string) {
+	std := map[string]bool{}
+	for _, p := range pkgs {
+		std[p.ImportPath] = p.Standard
+	}
+	graph, external = map[string][]string{}, map[string][]string{}
 	for _, p := range pkgs {
 		rel, ok := relPath(p.ImportPath)
 		if !ok {
@@ -183,11 +220,13 @@ func moduleGraph(pkgs []pkgInfo) map[string][]string {
 		for _, imp := range p.Imports {
 			if r, ok := relPath(imp); ok {
 				deps = append(deps, r)
+			} else if !std[imp] && imp != "C" && imp != "unsafe" {
+				external[rel] = append(external[rel], imp)
 			}
 		}
 		graph[rel] = deps
 	}
-	return graph
+	return graph, external
 }
 
 func relPath(importPath string) (string, bool) {
@@ -204,13 +243,14 @@ func relPath(importPath string) (string, bool) {
 func TestImportDirection(t *testing.T) {
 	for _, goarch := range []string{"amd64", "ppc64le", "ppc64", "arm64"} {
 		t.Run(goarch, func(t *testing.T) {
-			graph := moduleGraph(goList(t, goarch))
-			for _, want := range []string{"cmd/xlogfs", "fusefs", "journal", "logbuf", "cksum", "cksum/crc32c", "profiling"} {
+			graph, external := moduleGraph(goList(t, goarch))
+			for _, want := range []string{"cmd/xlogfs", "fusefs", "journal", "journal/meta", "journal/xlog", "journal/store",
+				"logbuf", "cksum", "cksum/crc32c", "profiling"} {
 				if _, ok := graph[want]; !ok {
 					t.Fatalf("go list did not list %s: %v", want, slices.Sorted(maps.Keys(graph)))
 				}
 			}
-			for _, v := range violations(graph) {
+			for _, v := range append(violations(graph), stdViolations(graph, external)...) {
 				t.Error(v)
 			}
 		})
@@ -226,13 +266,17 @@ func TestViolationsCatchesBadEdges(t *testing.T) {
 		"cmd/xlogfs/internal/benchstat":  nil,
 		"cmd/xlogfs/internal/benchchart": {"cmd/xlogfs/internal/benchstat"},
 		"fusefs":                         {"journal"},
-		"journal":                        {"logbuf", "cksum"},
+		"journal":                        {"journal/meta", "journal/xlog", "journal/store", "logbuf", "cksum"},
+		"journal/store":                  {"journal/meta", "logbuf"},
+		"journal/xlog":                   {"logbuf", "cksum", "profiling/labels"},
+		"journal/meta":                   nil,
+		"profiling/labels":               nil,
 		"logbuf":                         {"cksum"},
 		"cksum":                          {"amd64", "cksum/crc32c"},
 		"amd64":                          {"cksum/crc32c"},
 		"ppc64":                          {"cksum/crc32c"},
 		"cksum/crc32c":                   nil,
-		"profiling":                      nil,
+		"profiling":                      {"profiling/labels"},
 		"tests":                          {"journal", "fusefs"},
 	}
 	if v := violations(good); len(v) > 0 {
@@ -247,8 +291,13 @@ func TestViolationsCatchesBadEdges(t *testing.T) {
 		{"cksum/crc32c", "amd64", "upward edge"},
 		{"amd64", "ppc64", "one layer"},
 		{"profiling", "journal", "imports none"},
-		{"journal", "profiling", "only cmd/... may import"},
+		{"journal", "profiling", "only the layers down to cmd/... may import"},
 		{"journal", "tests", "tests only"},
+		{"journal/xlog", "journal/meta", "keeps the two apart"},
+		{"journal/meta", "journal/xlog", "keeps the two apart"},
+		{"journal/xlog", "journal/store", "keeps the two apart"},
+		{"journal/meta", "journal", "upward edge"},
+		{"logbuf", "profiling/labels", "which only"},
 		{"newpkg", "", "no layer"},
 	} {
 		g := map[string][]string{}
@@ -264,5 +313,19 @@ func TestViolationsCatchesBadEdges(t *testing.T) {
 		if len(v) != 1 || !strings.Contains(v[0], c.want) {
 			t.Errorf("%s → %s: violations %q, want one saying %q", c.from, c.to, v, c.want)
 		}
+	}
+}
+
+// TestStdOnly shows the standard-library check reports an import of the
+// module's and of another module's.
+func TestStdOnly(t *testing.T) {
+	graph := map[string][]string{"journal/meta": {"logbuf"}}
+	external := map[string][]string{"journal/meta": {"golang.org/x/sys/unix"}}
+	v := stdViolations(graph, external)
+	if len(v) != 2 || !strings.Contains(v[0], "logbuf") || !strings.Contains(v[1], "golang.org/x/sys/unix") {
+		t.Errorf("stdViolations = %q, want the two imports", v)
+	}
+	if v := stdViolations(map[string][]string{"journal/meta": nil}, nil); len(v) != 0 {
+		t.Errorf("stdViolations of a clean graph = %q", v)
 	}
 }

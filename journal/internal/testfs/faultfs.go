@@ -1,4 +1,4 @@
-package journal
+package testfs
 
 import (
 	"io"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // FaultCall is one call a FaultFS is about to pass on.
@@ -20,14 +22,14 @@ type FaultCall struct {
 // os package wraps one, and does nothing. Tests use it to make any single
 // write the store makes fail with ENOSPC or EIO.
 type FaultFS struct {
-	StoreFS
+	store.StoreFS
 	mu    sync.Mutex
 	fault func(FaultCall) syscall.Errno
 	calls map[string]int // per op
 }
 
 // NewFaultFS wraps fs, with no faults yet.
-func NewFaultFS(fs StoreFS) *FaultFS { return &FaultFS{StoreFS: fs, calls: map[string]int{}} }
+func NewFaultFS(fs store.StoreFS) *FaultFS { return &FaultFS{StoreFS: fs, calls: map[string]int{}} }
 
 // SetFault makes every later call ask f whether it fails (0: it does not);
 // nil ends the faults.
@@ -61,7 +63,7 @@ func (f *FaultFS) fail(op, name string) error {
 	return nil
 }
 
-func (f *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, error) {
+func (f *FaultFS) OpenFile(name string, flag int, perm os.FileMode) (store.StoreFile, error) {
 	op := "open"
 	if flag&os.O_CREATE != 0 {
 		if _, err := f.StoreFS.Stat(name); err != nil {
@@ -125,9 +127,9 @@ func (f *FaultFS) SyncDir(name string) error {
 	return f.StoreFS.SyncDir(name)
 }
 
-func (f *FaultFS) Statfs(name string) (Space, error) {
+func (f *FaultFS) Statfs(name string) (store.Space, error) {
 	if err := f.fail("statfs", name); err != nil {
-		return Space{}, err
+		return store.Space{}, err
 	}
 	return f.StoreFS.Statfs(name)
 }
@@ -140,7 +142,7 @@ func (f *FaultFS) Lock(name string, exclusive bool) (io.Closer, error) {
 }
 
 type faultFile struct {
-	StoreFile
+	store.StoreFile
 	fs   *FaultFS
 	name string
 }

@@ -1,86 +1,11 @@
-package journal
+package testfs
 
 import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 )
-
-// Device is where the log lives. The journal writes whole records at block
-// offsets and makes them durable with Sync; nothing written is durable
-// before Sync returns. Tests substitute CrashDevice.
-type Device interface {
-	ReadAt(p []byte, off int64) (int, error)
-	WriteAt(p []byte, off int64) (int, error)
-	Sync() error // durable: fdatasync for a file
-	Size() int64
-	Close() error
-}
-
-// StoreLog is a Device that is the store's own log file (DIR/log, through
-// the store's StoreFS), or wraps it: its Sync is then a flush of the
-// filesystem the data files are on, which an fsync may count on to make a
-// data file's written-back blocks durable too (FS.flushCovers). A Device
-// that does not say so is taken to be elsewhere.
-type StoreLog interface {
-	Device
-	StoreLog() bool
-}
-
-// storeLog reports whether d says it is the store's log file.
-func storeLog(d Device) bool {
-	s, ok := d.(StoreLog)
-	return ok && s.StoreLog()
-}
-
-// logFile is what the log needs of its file: a StoreFile has it.
-type logFile interface {
-	ReadAt(p []byte, off int64) (int, error)
-	WriteAt(p []byte, off int64) (int, error)
-	Datasync() error
-	Size() (int64, error)
-	Close() error
-}
-
-// fileDevice is the log file of a store.
-type fileDevice struct {
-	f    logFile
-	size int64
-}
-
-// newFileDevice makes the open log file f a Device; it closes f if that
-// fails.
-func newFileDevice(f logFile) (Device, error) {
-	size, err := f.Size()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &fileDevice{f: f, size: size}, nil
-}
-
-// OpenFileDevice opens a store's log file.
-func OpenFileDevice(path string) (Device, error) { return openFileDevice(OSFS(), path) }
-
-func openFileDevice(st StoreFS, path string) (Device, error) {
-	f, err := st.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return nil, err
-	}
-	return newFileDevice(f)
-}
-
-func (d *fileDevice) ReadAt(p []byte, off int64) (int, error)  { return d.f.ReadAt(p, off) }
-func (d *fileDevice) WriteAt(p []byte, off int64) (int, error) { return d.f.WriteAt(p, off) }
-func (d *fileDevice) Size() int64                              { return d.size }
-func (d *fileDevice) Close() error                             { return d.f.Close() }
-func (d *fileDevice) StoreLog() bool                           { return true }
-
-// Sync uses fdatasync: the log file's size never changes, so its data is
-// all that needs to reach the disk.
-func (d *fileDevice) Sync() error { return d.f.Datasync() }
 
 // ErrCrashed is returned by a CrashDevice after Crash.
 var ErrCrashed = errors.New("device crashed")

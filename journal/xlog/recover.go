@@ -1,4 +1,4 @@
-package journal
+package xlog
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 // ScannedRecord is one record found walking the log.
 type ScannedRecord struct {
-	at     pos
+	At     Pos
 	Offset int64          // byte offset in the log file
 	Record *logbuf.Record // decoded, unstamped (nil when Err is set)
 	Header *logbuf.Header // parsed header, when there was one
@@ -29,33 +29,33 @@ type ScannedRecord struct {
 }
 
 // LSN is the record's position.
-func (r *ScannedRecord) LSN() logbuf.LSN { return r.at.lsn() }
+func (r *ScannedRecord) LSN() logbuf.LSN { return r.At.LSN() }
 
 // scanKind says how the walk ended.
 type scanKind int
 
 const (
-	scanEnd     scanKind = iota // no record at the next position: the normal end
-	scanTorn                    // a record that may have been in flight is bad or missing: cut there
+	ScanEnd     scanKind = iota // no record at the next position: the normal end
+	ScanTorn                    // a record that may have been in flight is bad or missing: cut there
 	scanCorrupt                 // a bad record that was durable: refuse
 )
 
-// logScan is what walking the log from a checkpoint's tail found
+// Scan is what walking the log from a checkpoint's tail found
 // (xlog_find_tail and xlog_verify_head, the xlogfs way: records are found by
 // following the placement rule from the tail, not by binary search).
-type logScan struct {
-	records  []ScannedRecord // valid records, in log order
-	head     pos             // where the next record goes after the last valid one
-	prev     uint32          // block of the last valid record (h_prev_block of the next)
-	kind     scanKind
-	stop     *ScannedRecord  // the bad (or missing) record at head, when kind != scanEnd
-	later    []ScannedRecord // valid records newer than head (dropped with a torn tail)
-	clean    bool            // the last record is an unmount record
-	live     uint64          // blocks from the tail to the head
+type Scan struct {
+	Records  []ScannedRecord // valid records, in log order
+	Head     Pos             // where the next record goes after the last valid one
+	Prev     uint32          // block of the last valid record (h_prev_block of the next)
+	Kind     scanKind
+	Stop     *ScannedRecord  // the bad (or missing) record at head, when kind != scanEnd
+	Later    []ScannedRecord // valid records newer than head (dropped with a torn tail)
+	Clean    bool            // the last record is an unmount record
+	Live     uint64          // blocks from the tail to the head
 	evidence string          // why stop is corrupt, not torn
 	durable  logbuf.LSN      // the newest durable watermark of a later record
-	inFlight int             // records from stop to the newest later record, at least
-	atStake  []StakedTxn     // committed transactions in stop and later
+	InFlight int             // records from stop to the newest later record, at least
+	AtStake  []StakedTxn     // committed transactions in stop and later
 }
 
 // StakedTxn is a committed transaction that cutting the log would drop.
@@ -115,66 +115,66 @@ func stakeSummary(txs []StakedTxn) string {
 	return s
 }
 
-// scanWindow is what walking the log needs to know of the checkpoint: where
+// Window is what walking the log needs to know of the checkpoint: where
 // to start, and the geometry of the writer of the records after it.
-type scanWindow struct {
-	tail logbuf.LSN // where the walk starts: a record position
+type Window struct {
+	Tail logbuf.LSN // where the walk starts: a record position
 	// logBufs is how many records that writer can have had written but
 	// not durable at a crash (an iclog is reused only once its record is
 	// durable); logBSize is its iclog size, the largest record it writes.
-	logBufs, logBSize int
-	// describe names what a committed transaction's region did, for the
+	LogBufs, LogBSize int
+	// Describe names what a committed transaction's region did, for the
 	// transactions at stake; nil leaves them unnamed.
-	describe func(region []byte) string
+	Describe func(region []byte) string
 }
 
-// inFlightAllowance is how many records the writer of the records after
+// InFlightAllowance is how many records the writer of the records after
 // w's tail can have had written but not durable at a crash: its logbufs,
 // since an iclog is reused only once its record is durable.
-func inFlightAllowance(w scanWindow) int { return w.logBufs }
+func InFlightAllowance(w Window) int { return w.LogBufs }
 
 var errNoRecord = errors.New("no record where the next one goes")
 
-// scanLog walks img (the whole log) from w's tail and decides how the log
+// ScanLog walks img (the whole log) from w's tail and decides how the log
 // ends (see the package documentation: torn versus corrupt). It never
 // modifies img.
-func scanLog(img []byte, w scanWindow) *logScan {
+func ScanLog(img []byte, w Window) *Scan {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
-	start := pos{cycle: w.tail.Cycle(), block: w.tail.Block()}
-	start.abs = uint64(start.block)
-	s := &logScan{head: start}
+	start := Pos{cycle: w.Tail.Cycle(), block: w.Tail.Block()}
+	start.Abs = uint64(start.block)
+	s := &Scan{Head: start}
 	p := start
-	for p.abs-start.abs < logBlocks && uint64(p.block) < logBlocks {
-		r, ok := readRecord(img, p)
+	for p.Abs-start.Abs < logBlocks && uint64(p.block) < logBlocks {
+		r, ok := ReadRecord(img, p)
 		if !ok {
 			break // nothing claims to be the record at p: the end, unless newer records follow
 		}
 		if r.Err != nil {
-			s.stop = &r
+			s.Stop = &r
 			break
 		}
-		s.records = append(s.records, r)
-		s.prev = p.block
-		p = after(p, r.Header, logBlocks)
-		s.head = p
+		s.Records = append(s.Records, r)
+		s.Prev = p.block
+		p = After(p, r.Header, logBlocks)
+		s.Head = p
 	}
-	if s.stop == nil {
-		s.stop = &ScannedRecord{at: s.head, Offset: int64(s.head.block) * logbuf.BBSize, Err: errNoRecord}
+	if s.Stop == nil {
+		s.Stop = &ScannedRecord{At: s.Head, Offset: int64(s.Head.block) * logbuf.BBSize, Err: errNoRecord}
 	}
 
 	// Valid records newer than the head: in-flight writes that outlived an
 	// earlier one, or, past a damaged record, the rest of the log.
-	s.live = s.head.abs - start.abs
-	free := logBlocks - s.live
-	maxBlocks := uint64(w.logBSize / logbuf.BBSize)
+	s.Live = s.Head.Abs - start.Abs
+	free := logBlocks - s.Live
+	maxBlocks := uint64(w.LogBSize / logbuf.BBSize)
 	for d := uint64(0); d < free; d++ {
-		b := (uint64(s.head.block) + d) % logBlocks
+		b := (uint64(s.Head.block) + d) % logBlocks
 		off := b * logbuf.BBSize
 		if binary.BigEndian.Uint32(img[off:]) != logbuf.HeaderMagic {
 			continue
 		}
 		h, err := logbuf.ParseHeader(img[off:])
-		if err != nil || uint64(h.LSN.Block()) != b || h.LSN <= s.head.lsn() || h.LSN.Cycle() > logbuf.NextCycle(s.head.cycle) {
+		if err != nil || uint64(h.LSN.Block()) != b || h.LSN <= s.Head.LSN() || h.LSN.Cycle() > logbuf.NextCycle(s.Head.cycle) {
 			continue
 		}
 		if off+uint64(h.RecordBytes()) > uint64(len(img)) {
@@ -189,61 +189,61 @@ func scanLog(img []byte, w scanWindow) *logScan {
 		if err != nil {
 			continue
 		}
-		s.later = append(s.later, ScannedRecord{at: pos{cycle: h.LSN.Cycle(), block: uint32(b), abs: s.head.abs + d},
+		s.Later = append(s.Later, ScannedRecord{At: Pos{cycle: h.LSN.Cycle(), block: uint32(b), Abs: s.Head.Abs + d},
 			Offset: int64(off), Header: h, Record: rec, Stored: h.CRC, Computed: crc})
 		s.durable = max(s.durable, h.Durable)
 		maxBlocks = max(maxBlocks, uint64(h.Size/logbuf.BBSize))
 	}
 
-	bad := s.stop.Err != errNoRecord
+	bad := s.Stop.Err != errNoRecord
 	switch {
-	case bad && s.stop.whole != "":
-		s.kind, s.evidence = scanCorrupt, s.stop.whole
-	case bad || len(s.later) > 0:
-		s.kind = scanTorn
-		s.inFlight = s.countInFlight(maxBlocks, logBlocks)
-		if e := s.notInFlight(inFlightAllowance(w)); e != "" {
-			s.kind, s.evidence = scanCorrupt, e
+	case bad && s.Stop.whole != "":
+		s.Kind, s.evidence = scanCorrupt, s.Stop.whole
+	case bad || len(s.Later) > 0:
+		s.Kind = ScanTorn
+		s.InFlight = s.countInFlight(maxBlocks, logBlocks)
+		if e := s.notInFlight(InFlightAllowance(w)); e != "" {
+			s.Kind, s.evidence = scanCorrupt, e
 		}
 	default:
-		s.kind, s.stop = scanEnd, nil
+		s.Kind, s.Stop = ScanEnd, nil
 	}
-	if s.kind != scanEnd {
-		s.atStake = stakeOf(img, s.stop, s.later, w.describe)
+	if s.Kind != ScanEnd {
+		s.AtStake = stakeOf(img, s.Stop, s.Later, w.Describe)
 	}
-	if n := len(s.records); n > 0 && s.kind == scanEnd {
-		last := s.records[n-1].Record
-		s.clean = len(last.Ops) == 1 && last.Ops[0].ClientID == logbuf.ClientLog && last.Ops[0].Flags&logbuf.FlagUnmount != 0
+	if n := len(s.Records); n > 0 && s.Kind == ScanEnd {
+		last := s.Records[n-1].Record
+		s.Clean = len(last.Ops) == 1 && last.Ops[0].ClientID == logbuf.ClientLog && last.Ops[0].Flags&logbuf.FlagUnmount != 0
 	}
 	return s
 }
 
-// after returns where the record after the one with header h at p goes.
-func after(p pos, h *logbuf.Header, logBlocks uint64) pos {
+// After returns where the record after the one with header h at p goes.
+func After(p Pos, h *logbuf.Header, logBlocks uint64) Pos {
 	n := uint64(h.RecordBlocks())
-	return wrap(pos{cycle: p.cycle, block: p.block + uint32(n), abs: p.abs + n}, uint64(h.Size/logbuf.BBSize), logBlocks)
+	return Wrap(Pos{cycle: p.cycle, block: p.block + uint32(n), Abs: p.Abs + n}, uint64(h.Size/logbuf.BBSize), logBlocks)
 }
 
 // notInFlight returns why the bad or missing record at the head cannot
 // have been in flight at the crash, or "" if it may have been (then it is
 // a torn write).
-func (s *logScan) notInFlight(allowance int) string {
-	for _, l := range s.later {
-		if l.Header.Durable >= s.head.lsn() {
+func (s *Scan) notInFlight(allowance int) string {
+	for _, l := range s.Later {
+		if l.Header.Durable >= s.Head.LSN() {
 			return fmt.Sprintf("the valid record at LSN %v, written after it, says the log was durable up to LSN %v", l.LSN(), l.Header.Durable)
 		}
 	}
-	if h := s.stop.Header; h != nil {
-		end := s.head.abs + uint64(h.RecordBlocks())
-		for _, l := range s.later {
-			if l.at.abs < end {
+	if h := s.Stop.Header; h != nil {
+		end := s.Head.Abs + uint64(h.RecordBlocks())
+		for _, l := range s.Later {
+			if l.At.Abs < end {
 				return fmt.Sprintf("the valid record at LSN %v lies inside it, so its header is damaged", l.LSN())
 			}
 		}
 	}
-	if s.inFlight > allowance {
+	if s.InFlight > allowance {
 		return fmt.Sprintf("at least %d records from it to LSN %v, but at most %d (logbufs) can be in flight at once",
-			s.inFlight, s.later[len(s.later)-1].LSN(), allowance)
+			s.InFlight, s.Later[len(s.Later)-1].LSN(), allowance)
 	}
 	return ""
 }
@@ -252,17 +252,17 @@ func (s *logScan) notInFlight(allowance int) string {
 // newest later record, both included, counted in records: the bad one (or
 // the one missing at the head), the later ones, and at least one record per
 // gap between them, more if the gap is wider than maxBlocks.
-func (s *logScan) countInFlight(maxBlocks, logBlocks uint64) int {
+func (s *Scan) countInFlight(maxBlocks, logBlocks uint64) int {
 	n := 1
-	next := s.head // where the first record not yet counted starts
-	if h := s.stop.Header; h != nil {
-		next = after(s.head, h, logBlocks)
+	next := s.Head // where the first record not yet counted starts
+	if h := s.Stop.Header; h != nil {
+		next = After(s.Head, h, logBlocks)
 	}
-	counted := s.stop.Header != nil // the record at the head is counted, and known to end at next
-	for _, l := range s.later {
-		if gap := int64(l.at.abs) - int64(next.abs); gap > 0 || !counted {
+	counted := s.Stop.Header != nil // the record at the head is counted, and known to end at next
+	for _, l := range s.Later {
+		if gap := int64(l.At.Abs) - int64(next.Abs); gap > 0 || !counted {
 			k := max(gap, 1)
-			if l.at.cycle != next.cycle {
+			if l.At.cycle != next.cycle {
 				k -= int64(maxBlocks) - 1 // the end of the log may hold a wrap gap, not records
 			}
 			m := max(1, (k+int64(maxBlocks)-1)/int64(maxBlocks))
@@ -273,7 +273,7 @@ func (s *logScan) countInFlight(maxBlocks, logBlocks uint64) int {
 		}
 		counted = true
 		n++
-		next = after(l.at, l.Header, logBlocks)
+		next = After(l.At, l.Header, logBlocks)
 	}
 	return n
 }
@@ -307,17 +307,17 @@ func stakeOf(img []byte, stop *ScannedRecord, later []ScannedRecord, describe fu
 	return out
 }
 
-// readRecord decodes the record expected at p. ok is false when nothing
+// ReadRecord decodes the record expected at p. ok is false when nothing
 // there claims to be that record (no header of that LSN: blocks from an
 // older cycle); then the walk has simply ended. A bad record that is
 // evidently not torn (a damaged header block, every block carrying the
 // cycle, a CRC that verifies once a damaged length is corrected) has its
 // whole field set.
-func readRecord(img []byte, p pos) (r ScannedRecord, ok bool) {
+func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	off := int64(p.block) * logbuf.BBSize
-	r = ScannedRecord{at: p, Offset: off}
+	r = ScannedRecord{At: p, Offset: off}
 	b := img[off:]
-	magic, cycle, lsnOK := logbuf.Identity(b, p.lsn())
+	magic, cycle, lsnOK := logbuf.Identity(b, p.LSN())
 	switch {
 	case magic && cycle && lsnOK:
 	case magic && cycle:
@@ -392,10 +392,10 @@ func readRecord(img []byte, p pos) (r ScannedRecord, ok bool) {
 
 // restamped decodes the record at p with its cycle words restored, if that
 // makes it verify.
-func restamped(img []byte, p pos) (ScannedRecord, bool) {
+func restamped(img []byte, p Pos) (ScannedRecord, bool) {
 	off := int64(p.block) * logbuf.BBSize
 	rec := bytes.Clone(img[off:min(int64(len(img)), off+logbuf.MaxLogBSize)])
-	n, err := logbuf.Restamp(rec, p.lsn())
+	n, err := logbuf.Restamp(rec, p.LSN())
 	if err != nil || n == 0 {
 		return ScannedRecord{}, false
 	}
@@ -407,64 +407,18 @@ func restamped(img []byte, p pos) (ScannedRecord, bool) {
 	if err != nil {
 		return ScannedRecord{}, false
 	}
-	return ScannedRecord{at: p, Offset: off, Record: dec, Header: h, Stored: h.CRC, Computed: crc, Restamped: n}, true
+	return ScannedRecord{At: p, Offset: off, Record: dec, Header: h, Stored: h.CRC, Computed: crc, Restamped: n}, true
 }
 
-// corruption turns a scan that ended in corruption into its error.
-func (s *logScan) corruption() error {
-	if s.kind != scanCorrupt {
+// Corruption turns a scan that ended in corruption into its error.
+func (s *Scan) Corruption() error {
+	if s.Kind != scanCorrupt {
 		return nil
 	}
-	return &CorruptionError{LSN: s.stop.LSN(), Offset: s.stop.Offset, Stored: s.stop.Stored, Computed: s.stop.Computed,
-		Reason: s.stop.Err, Evidence: s.evidence, Durable: s.durable, AtStake: s.atStake}
+	return &CorruptionError{LSN: s.Stop.LSN(), Offset: s.Stop.Offset, Stored: s.Stop.Stored, Computed: s.Stop.Computed,
+		Reason: s.Stop.Err, Evidence: s.evidence, Durable: s.durable, AtStake: s.AtStake}
 }
 
-// newerTID reports whether tid comes after last, in serial-number
+// NewerTID reports whether tid comes after last, in serial-number
 // arithmetic (tids wrap at 2^32).
-func newerTID(tid, last uint32) bool { return int32(tid-last) > 0 }
-
-// replayed is the outcome of replaying a scan onto a model.
-type replayed struct {
-	transactions int    // applied
-	dropped      int    // started but never committed: not applied
-	lastTID      uint32 // newest transaction now in the model
-}
-
-// replay applies the committed transactions of the scanned records that
-// the checkpoint does not already hold, in log order. apply performs one op
-// (onto the model, and in data-journal mode onto the data files).
-func replay(s *logScan, lastTID uint32, apply func(op *Op) error) (replayed, error) {
-	var ra logbuf.Reassembler
-	out := replayed{lastTID: lastTID}
-	for _, r := range s.records {
-		ops := r.Record.Ops[:0:0]
-		for _, op := range r.Record.Ops {
-			if op.ClientID == logbuf.ClientLog || newerTID(op.TID, lastTID) {
-				ops = append(ops, op)
-			}
-		}
-		txs, err := ra.Add(r.LSN(), ops)
-		if err != nil {
-			return out, fmt.Errorf("replay: %w", err)
-		}
-		for _, tx := range txs {
-			if tx.Unmount {
-				continue
-			}
-			if len(tx.Regions) != 1 {
-				return out, fmt.Errorf("replay: transaction %#x (LSN %v) has %d regions, want 1", tx.TID, tx.Commit, len(tx.Regions))
-			}
-			op, err := DecodeOp(tx.Regions[0])
-			if err != nil {
-				return out, fmt.Errorf("replay: transaction %#x (LSN %v): %w", tx.TID, tx.Commit, err)
-			}
-			if err := apply(&op); err != nil {
-				return out, fmt.Errorf("replay: transaction %#x (LSN %v) %s: %w", tx.TID, tx.Commit, op.String(), err)
-			}
-			out.transactions++
-			out.lastTID = tx.TID
-		}
-	}
-	out.dropped = ra.Pending()
-	return out, nil
-}
+func NewerTID(tid, last uint32) bool { return int32(tid-last) > 0 }

@@ -1,4 +1,4 @@
-package journal
+package xlog
 
 import (
 	"errors"
@@ -21,17 +21,17 @@ import (
 // DefaultLogForceInterval is how often a mounted filesystem forces its log.
 const DefaultLogForceInterval = 5 * time.Second
 
-// logForcer forces the log every interval until halted (xfs_log_worker).
-type logForcer struct {
+// Forcer forces the log every interval until halted (xfs_log_worker).
+type Forcer struct {
 	stop chan struct{}
 	done chan struct{}
 }
 
-// startLogForcer calls force every interval, in a goroutine of its own.
+// StartForcer calls force every interval, in a goroutine of its own.
 // A force that fails stops it, after saying so through logf, unless the
 // log was closed meanwhile (then there is nothing left to force).
-func startLogForcer(interval time.Duration, force func() error, logf func(string, ...any)) *logForcer {
-	f := &logForcer{stop: make(chan struct{}), done: make(chan struct{})}
+func StartForcer(interval time.Duration, force func() error, logf func(string, ...any)) *Forcer {
+	f := &Forcer{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		t := time.NewTicker(interval)
@@ -43,7 +43,7 @@ func startLogForcer(interval time.Duration, force func() error, logf func(string
 			case <-t.C:
 			}
 			if err := force(); err != nil {
-				if !errors.Is(err, errClosed) {
+				if !errors.Is(err, ErrClosed) {
 					logf("periodic log force failed: %v", err)
 				}
 				return
@@ -53,8 +53,8 @@ func startLogForcer(interval time.Duration, force func() error, logf func(string
 	return f
 }
 
-// halt stops the forcer and waits for a force in progress to end.
-func (f *logForcer) halt() {
+// Halt stops the forcer and waits for a force in progress to end.
+func (f *Forcer) Halt() {
 	if f == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package journal
+package store
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -22,10 +23,10 @@ import (
 //	checkpoint   the metadata as of a log position, replaced atomically
 //	data/<ino>   the bytes of each regular file
 const (
-	superblockName = "superblock"
-	logName        = "log"
-	checkpointName = "checkpoint"
-	dataDirName    = "data"
+	SuperblockName = "superblock"
+	LogName        = "log"
+	CheckpointName = "checkpoint"
+	DataDirName    = "data"
 
 	superMagic    = "XLOGFSSB"
 	formatVersion = 1
@@ -81,12 +82,9 @@ func decodeSuperblock(b []byte, path string) (*Superblock, error) {
 	return sb, nil
 }
 
-// ReadSuperblock reads and checks DIR/superblock.
-func ReadSuperblock(dir string) (*Superblock, error) { return readSuperblock(OSFS(), dir) }
-
-func readSuperblock(st StoreFS, dir string) (*Superblock, error) {
-	path := filepath.Join(dir, superblockName)
-	b, err := readFile(st, path)
+func ReadSuperblock(st StoreFS, dir string) (*Superblock, error) {
+	path := filepath.Join(dir, SuperblockName)
+	b, err := ReadFile(st, path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if halfBuilt(st, dir) {
@@ -100,23 +98,20 @@ func readSuperblock(st StoreFS, dir string) (*Superblock, error) {
 	return decodeSuperblock(b, path)
 }
 
-// IsStore reports whether dir holds a superblock (valid or not).
-func IsStore(dir string) bool { return isStore(OSFS(), dir) }
-
-func isStore(st StoreFS, dir string) bool {
-	_, err := st.Stat(filepath.Join(dir, superblockName))
+func IsStore(st StoreFS, dir string) bool {
+	_, err := st.Stat(filepath.Join(dir, SuperblockName))
 	return err == nil
 }
 
 // storeNames are the names mkfs makes in a store, the superblock last.
-var storeNames = []string{dataDirName, logName, checkpointName + ".tmp", checkpointName, superblockName + ".tmp", superblockName}
+var storeNames = []string{DataDirName, LogName, CheckpointName + ".tmp", CheckpointName, SuperblockName + ".tmp", SuperblockName}
 
 // halfBuilt reports whether dir holds what an interrupted mkfs leaves: no
 // superblock, nothing but names mkfs makes (and the daemon's message file),
 // and data/ (if there) a directory of data files.
 func halfBuilt(st StoreFS, dir string) bool {
 	names, err := st.ReadDir(dir)
-	if err != nil || len(names) == 0 || isStore(st, dir) {
+	if err != nil || len(names) == 0 || IsStore(st, dir) {
 		return false
 	}
 	for _, n := range names {
@@ -124,10 +119,10 @@ func halfBuilt(st StoreFS, dir string) bool {
 			return false
 		}
 	}
-	if info, err := st.Stat(filepath.Join(dir, dataDirName)); err == nil && !info.IsDir() {
+	if info, err := st.Stat(filepath.Join(dir, DataDirName)); err == nil && !info.IsDir() {
 		return false
 	}
-	data, _ := st.ReadDir(filepath.Join(dir, dataDirName))
+	data, _ := st.ReadDir(filepath.Join(dir, DataDirName))
 	for _, n := range data {
 		if _, err := strconv.ParseUint(n, 10, 64); err != nil {
 			return false
@@ -172,14 +167,14 @@ func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
 	o.LogSize &^= logbuf.BBSize - 1
 	if o.LogBSize == 0 {
 		o.LogBSize = logbuf.MaxLogBSize
-		for o.LogBSize > logbuf.MinLogBSize && !logFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
+		for o.LogBSize > logbuf.MinLogBSize && !LogFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
 			o.LogBSize /= 2
 		}
 	}
 	if err := logbuf.CheckLogBSize(o.LogBSize); err != nil {
 		return nil, err
 	}
-	if !logFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
+	if !LogFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
 		return nil, fmt.Errorf("a %d KiB log is too small for %d KiB log buffers", o.LogSize>>10, o.LogBSize>>10)
 	}
 	made, err := prepareDir(st, dir, o.Force, o.LogSize+mkfsSlack)
@@ -201,10 +196,10 @@ func buildStore(st StoreFS, dir string, o MkfsOptions) (*Superblock, error) {
 	if _, err := rand.Read(sb.UUID[:]); err != nil {
 		return nil, err
 	}
-	if err := st.Mkdir(filepath.Join(dir, dataDirName), 0o755); err != nil {
+	if err := st.Mkdir(filepath.Join(dir, DataDirName), 0o755); err != nil {
 		return nil, err
 	}
-	lf, err := st.OpenFile(filepath.Join(dir, logName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	lf, err := st.OpenFile(filepath.Join(dir, LogName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating the log: %w", err)
 	}
@@ -224,20 +219,20 @@ func buildStore(st StoreFS, dir string, o MkfsOptions) (*Superblock, error) {
 	}
 	ck := &Checkpoint{
 		TailLSN: logbuf.MakeLSN(1, 0), LogBufs: logbuf.MinLogBufs, LogBSize: o.LogBSize,
-		Model: NewModel(nowNanos()),
+		Model: meta.NewModel(NowNanos()),
 	}
 	// The checkpoint's directory sync makes data/ and the log's name
 	// durable too.
-	if err := writeCheckpoint(st, dir, ck); err != nil {
+	if err := WriteCheckpoint(st, dir, ck); err != nil {
 		return nil, err
 	}
 	// The superblock goes last, whole or not at all (a temporary file
 	// renamed into place): a directory with one is a complete store.
-	tmp := filepath.Join(dir, superblockName+".tmp")
+	tmp := filepath.Join(dir, SuperblockName+".tmp")
 	if err := writeFileSync(st, tmp, sb.encode()); err != nil {
 		return nil, fmt.Errorf("writing the superblock: %w", err)
 	}
-	if err := st.Rename(tmp, filepath.Join(dir, superblockName)); err != nil {
+	if err := st.Rename(tmp, filepath.Join(dir, SuperblockName)); err != nil {
 		return nil, fmt.Errorf("writing the superblock: %w", err)
 	}
 	if err := st.SyncDir(dir); err != nil {
@@ -250,13 +245,13 @@ func buildStore(st StoreFS, dir string, o MkfsOptions) (*Superblock, error) {
 // itself if mkfs made it.
 func cleanMkfs(st StoreFS, dir string, madeDir bool) error {
 	if madeDir {
-		if err := removeAll(st, dir); err != nil {
+		if err := RemoveAll(st, dir); err != nil {
 			return err
 		}
 		return st.SyncDir(filepath.Dir(dir))
 	}
 	for _, name := range slices.Backward(storeNames) {
-		if err := removeAll(st, filepath.Join(dir, name)); err != nil {
+		if err := RemoveAll(st, filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
@@ -273,11 +268,11 @@ func prepareDir(st StoreFS, dir string, force bool, need int64) (made bool, err 
 	}
 	if len(names) > 0 {
 		switch {
-		case isStore(st, dir) && !force:
+		case IsStore(st, dir) && !force:
 			return false, fmt.Errorf("%s is already an xlogfs store; use --force to recreate it (its files are lost)", dir)
 		case halfBuilt(st, dir) && !force:
 			return false, fmt.Errorf("%s holds a half-built xlogfs store (mkfs did not finish); use --force to make it again", dir)
-		case !isStore(st, dir) && !halfBuilt(st, dir):
+		case !IsStore(st, dir) && !halfBuilt(st, dir):
 			return false, fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
 		}
 	}
@@ -296,7 +291,7 @@ func prepareDir(st StoreFS, dir string, force bool, need int64) (made bool, err 
 	// A store being recreated gives its space back first.
 	var old int64
 	if len(names) > 0 {
-		if info, err := st.Stat(filepath.Join(dir, logName)); err == nil {
+		if info, err := st.Stat(filepath.Join(dir, LogName)); err == nil {
 			old = info.Size()
 		}
 	}
@@ -305,13 +300,13 @@ func prepareDir(st StoreFS, dir string, force bool, need int64) (made bool, err 
 			at, sizeString(need), sizeString(mkfsSlack), sizeString(sp.Avail()))
 	}
 	if missing {
-		return mkdirAll(st, dir)
+		return MkdirAll(st, dir)
 	}
 	for _, name := range names {
 		if name == daemonLogName {
 			continue
 		}
-		if err := removeAll(st, filepath.Join(dir, name)); err != nil {
+		if err := RemoveAll(st, filepath.Join(dir, name)); err != nil {
 			return false, err
 		}
 	}
@@ -331,10 +326,10 @@ func sizeString(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// logFits reports whether a log of logSize bytes leaves Open's headroom for
+// LogFits reports whether a log of logSize bytes leaves Open's headroom for
 // logbufs iclogs of logbsize: the in-flight records, the wrap gap and the
 // largest transaction must all fit at once with room to spare.
-func logFits(logSize int64, logbufs, logbsize int) bool {
+func LogFits(logSize int64, logbufs, logbsize int) bool {
 	return logSize >= 4*int64(logbufs+1)*int64(logbsize)
 }
 

@@ -1,4 +1,4 @@
-package journal
+package testfs
 
 import (
 	"io"
@@ -12,6 +12,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/xlogfs/xlogfs/journal/internal/span"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // CrashFS is an in-memory StoreFS that models what a host filesystem keeps
@@ -74,28 +78,28 @@ import (
 //
 // Paths are taken from the root; a relative one is read from the root too.
 type CrashFS struct {
-	mu       sync.Mutex
+	Mu       sync.Mutex
 	root     *cnode
-	capacity int64 // 0: unlimited
-	used     int64 // bytes of linked files
+	Capacity int64 // 0: unlimited
+	Used     int64 // bytes of linked files
 
-	// onChange, if set (by tests), runs after every call that changes
+	// OnChange, if set (by tests), runs after every call that changes
 	// something or makes it durable, with mu held, naming the call (as
 	// FaultCall.Op does) and the path: a place to take a crash image
 	// (crashLocked) in the middle of any sequence of calls.
-	onChange func(c *CrashFS, op, name string)
+	OnChange func(c *CrashFS, op, name string)
 
 	cached map[*cnode]bool // files with changes in the device's cache
 }
 
 func (c *CrashFS) changed(op, name string) {
-	if c.onChange != nil {
-		c.onChange(c, op, name)
+	if c.OnChange != nil {
+		c.OnChange(c, op, name)
 	}
 }
 
-// sectorSize is the unit a disk writes atomically.
-const sectorSize = 512
+// SectorSize is the unit a disk writes atomically.
+const SectorSize = 512
 
 type cnode struct {
 	dir   bool
@@ -107,9 +111,9 @@ type cnode struct {
 	changes []nameChange      // made since, in order
 
 	// Files.
-	data    []byte       // what every reader sees
+	Data    []byte       // what every reader sees
 	disk    []byte       // durable bytes; len is the durable size
-	written []span       // durably allocated and written ranges of disk, sorted, apart
+	written []span.Span  // durably allocated and written ranges of disk, sorted, apart
 	cached  []dataChange // written back into the device's cache, not flushed: before every pending one
 	pending []dataChange // made since the last sync (and not written back), in order
 	minSize int64        // smallest size since the last sync
@@ -144,9 +148,9 @@ func newDirNode() *cnode {
 
 // SetCapacity caps the bytes the files may hold (0: no cap).
 func (c *CrashFS) SetCapacity(n int64) {
-	c.mu.Lock()
-	c.capacity = n
-	c.mu.Unlock()
+	c.Mu.Lock()
+	c.Capacity = n
+	c.Mu.Unlock()
 }
 
 func splitPath(name string) []string {
@@ -161,8 +165,8 @@ func pathErr(op, name string, err syscall.Errno) error {
 	return &os.PathError{Op: op, Path: name, Err: err}
 }
 
-// lookup finds name's parent directory and the node (nil if missing).
-func (c *CrashFS) lookup(op, name string) (parent *cnode, base string, n *cnode, err error) {
+// Lookup finds name's parent directory and the node (nil if missing).
+func (c *CrashFS) Lookup(op, name string) (parent *cnode, base string, n *cnode, err error) {
 	parts := splitPath(name)
 	if len(parts) == 0 {
 		return nil, "", c.root, nil
@@ -196,7 +200,7 @@ func (c *CrashFS) setEntry(d *cnode, ch nameChange) {
 		if ch.from == "" {
 			ch.node.nlink++
 			if !ch.node.dir {
-				c.used += int64(len(ch.node.data))
+				c.Used += int64(len(ch.node.Data))
 			}
 		}
 		d.entries[ch.name] = ch.node
@@ -207,27 +211,27 @@ func (c *CrashFS) setEntry(d *cnode, ch nameChange) {
 func (c *CrashFS) unlink(n *cnode) {
 	n.nlink--
 	if n.nlink == 0 && !n.dir {
-		c.used -= int64(len(n.data))
+		c.Used -= int64(len(n.Data))
 	}
 }
 
 // grow reports whether n may grow to size bytes within the capacity.
 func (c *CrashFS) grow(n *cnode, size int64) bool {
-	extra := size - int64(len(n.data))
-	return c.capacity == 0 || extra <= 0 || n.nlink == 0 || c.used+extra <= c.capacity
+	extra := size - int64(len(n.Data))
+	return c.Capacity == 0 || extra <= 0 || n.nlink == 0 || c.Used+extra <= c.Capacity
 }
 
 // resize sets n's size, zeroing what it adds.
 func (c *CrashFS) resize(n *cnode, size int64) {
 	if n.nlink > 0 {
-		c.used += size - int64(len(n.data))
+		c.Used += size - int64(len(n.Data))
 	}
-	n.data = resized(n.data, size)
+	n.Data = Resized(n.Data, size)
 	n.minSize = min(n.minSize, size)
 }
 
-// resized returns b at length n: cut, or extended with zeros.
-func resized(b []byte, n int64) []byte {
+// Resized returns b at length n: cut, or extended with zeros.
+func Resized(b []byte, n int64) []byte {
 	if n <= int64(len(b)) {
 		return b[:n]
 	}
@@ -240,10 +244,10 @@ func resized(b []byte, n int64) []byte {
 	return append(b, make([]byte, n-int64(len(b)))...)
 }
 
-func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, base, n, err := c.lookup("open", name)
+func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (store.StoreFile, error) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	d, base, n, err := c.Lookup("open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +269,7 @@ func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, 
 		c.setEntry(d, nameChange{name: base, node: n})
 	}
 	f := &crashFile{fs: c, n: n, name: name, read: acc != os.O_WRONLY, write: acc != os.O_RDONLY}
-	if flag&os.O_TRUNC != 0 && f.write && len(n.data) > 0 {
+	if flag&os.O_TRUNC != 0 && f.write && len(n.Data) > 0 {
 		c.truncate(n, 0)
 	}
 	c.changed("open", name)
@@ -274,8 +278,8 @@ func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, 
 
 func (c *CrashFS) truncate(n *cnode, size int64) {
 	ch := dataChange{off: size, size: size}
-	if size < int64(len(n.data)) {
-		ch.zeroTo = int64(len(n.data))
+	if size < int64(len(n.Data)) {
+		ch.zeroTo = int64(len(n.Data))
 	}
 	c.resize(n, size)
 	n.touch()
@@ -283,9 +287,9 @@ func (c *CrashFS) truncate(n *cnode, size int64) {
 }
 
 func (c *CrashFS) Mkdir(name string, perm os.FileMode) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, base, n, err := c.lookup("mkdir", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	d, base, n, err := c.Lookup("mkdir", name)
 	switch {
 	case err != nil:
 		return err
@@ -302,9 +306,9 @@ func (c *CrashFS) Mkdir(name string, perm os.FileMode) error {
 }
 
 func (c *CrashFS) Remove(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, base, n, err := c.lookup("remove", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	d, base, n, err := c.Lookup("remove", name)
 	switch {
 	case err != nil:
 		return err
@@ -321,13 +325,13 @@ func (c *CrashFS) Remove(name string) error {
 }
 
 func (c *CrashFS) Rename(oldname, newname string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	od, obase, on, err := c.lookup("rename", oldname)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	od, obase, on, err := c.Lookup("rename", oldname)
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err.(*os.PathError).Err}
 	}
-	nd, nbase, nn, err := c.lookup("rename", newname)
+	nd, nbase, nn, err := c.Lookup("rename", newname)
 	lerr := func(e syscall.Errno) error { return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: e} }
 	switch {
 	case err != nil:
@@ -351,9 +355,9 @@ func (c *CrashFS) Rename(oldname, newname string) error {
 }
 
 func (c *CrashFS) ReadDir(name string) ([]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, _, n, err := c.lookup("readdir", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	_, _, n, err := c.Lookup("readdir", name)
 	switch {
 	case err != nil:
 		return nil, err
@@ -366,22 +370,22 @@ func (c *CrashFS) ReadDir(name string) ([]string, error) {
 }
 
 func (c *CrashFS) Stat(name string) (iofs.FileInfo, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, base, n, err := c.lookup("stat", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	_, base, n, err := c.Lookup("stat", name)
 	if err != nil {
 		return nil, err
 	}
 	if n == nil {
 		return nil, pathErr("stat", name, syscall.ENOENT)
 	}
-	return crashInfo{name: base, size: int64(len(n.data)), dir: n.dir}, nil
+	return crashInfo{name: base, size: int64(len(n.Data)), dir: n.dir}, nil
 }
 
 func (c *CrashFS) SyncDir(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, _, n, err := c.lookup("fsync", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	_, _, n, err := c.Lookup("fsync", name)
 	switch {
 	case err != nil:
 		return err
@@ -409,21 +413,21 @@ func (c *CrashFS) flushCacheLocked() {
 	clear(c.cached)
 }
 
-func (c *CrashFS) Statfs(name string) (Space, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	total := c.capacity
+func (c *CrashFS) Statfs(name string) (store.Space, error) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	total := c.Capacity
 	if total == 0 {
 		total = 1 << 40
 	}
-	free := uint64(max(0, total-c.used)) / 4096
-	return Space{Bsize: 4096, Blocks: uint64(total) / 4096, Bfree: free, Bavail: free}, nil
+	free := uint64(max(0, total-c.Used)) / 4096
+	return store.Space{Bsize: 4096, Blocks: uint64(total) / 4096, Bfree: free, Bavail: free}, nil
 }
 
 func (c *CrashFS) Lock(name string, exclusive bool) (io.Closer, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, _, n, err := c.lookup("flock", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	_, _, n, err := c.Lookup("flock", name)
 	switch {
 	case err != nil:
 		return nil, err
@@ -448,13 +452,13 @@ type crashLock struct {
 
 func (l *crashLock) Close() error {
 	l.once.Do(func() {
-		l.fs.mu.Lock()
+		l.fs.Mu.Lock()
 		if l.n.lock < 0 {
 			l.n.lock = 0
 		} else {
 			l.n.lock--
 		}
-		l.fs.mu.Unlock()
+		l.fs.Mu.Unlock()
 	})
 	return nil
 }
@@ -498,18 +502,18 @@ func (f *crashFile) check(op string, write bool) error {
 }
 
 func (f *crashFile) ReadAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if err := f.check("read", false); err != nil {
 		return 0, err
 	}
 	if off < 0 {
 		return 0, pathErr("read", f.name, syscall.EINVAL)
 	}
-	if off >= int64(len(f.n.data)) {
+	if off >= int64(len(f.n.Data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, f.n.data[off:])
+	n := copy(p, f.n.Data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -517,8 +521,8 @@ func (f *crashFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
@@ -532,19 +536,19 @@ func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
 	if !f.fs.grow(f.n, end) {
 		return 0, pathErr("write", f.name, syscall.ENOSPC)
 	}
-	if end > int64(len(f.n.data)) {
+	if end > int64(len(f.n.Data)) {
 		f.fs.resize(f.n, end)
 	}
-	copy(f.n.data[off:], p)
+	copy(f.n.Data[off:], p)
 	f.n.touch()
-	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.data))})
+	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.Data))})
 	f.fs.changed("write", f.name)
 	return len(p), nil
 }
 
 func (f *crashFile) Truncate(size int64) error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if err := f.check("truncate", true); err != nil {
 		return err
 	}
@@ -560,29 +564,29 @@ func (f *crashFile) Truncate(size int64) error {
 }
 
 func (f *crashFile) Allocate(mode uint32, off, n int64) error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if err := f.check("fallocate", true); err != nil {
 		return err
 	}
-	if off < 0 || n <= 0 || mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 ||
-		mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
+	if off < 0 || n <= 0 || mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 ||
+		mode&meta.FallocPunchHole != 0 && mode&meta.FallocKeepSize == 0 {
 		return pathErr("fallocate", f.name, syscall.EINVAL)
 	}
 	end := off + n
-	size := int64(len(f.n.data))
-	if mode&FallocKeepSize == 0 {
+	size := int64(len(f.n.Data))
+	if mode&meta.FallocKeepSize == 0 {
 		size = max(size, end)
 	}
 	if !f.fs.grow(f.n, size) {
 		return pathErr("fallocate", f.name, syscall.ENOSPC)
 	}
-	if size > int64(len(f.n.data)) {
+	if size > int64(len(f.n.Data)) {
 		f.fs.resize(f.n, size)
 	}
 	ch := dataChange{off: off, size: size}
-	if mode&(FallocPunchHole|FallocZeroRange) != 0 && off < size {
-		clear(f.n.data[off:min(end, size)])
+	if mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 && off < size {
+		clear(f.n.Data[off:min(end, size)])
 		ch.data = make([]byte, min(end, size)-off)
 		ch.unmap = true
 	}
@@ -599,34 +603,34 @@ func (f *crashFile) Datasync() error { return f.sync("fdatasync") }
 // and the page cache differ lies in a pending change's range or past the
 // smallest size since the last sync, so only those are copied.
 func (f *crashFile) sync(op string) error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
 		return pathErr(op, f.name, syscall.EBADF)
 	}
 	n := f.n
-	size := int64(len(n.data))
+	size := int64(len(n.Data))
 	keep := min(int64(len(n.disk)), n.minSize, size)
-	disk := resized(n.disk[:keep], size)
-	copy(disk[keep:], n.data[keep:])
+	disk := Resized(n.disk[:keep], size)
+	copy(disk[keep:], n.Data[keep:])
 	for _, ch := range slices.Concat(n.cached, n.pending) {
 		if ch.data != nil && ch.off < keep {
 			hi := min(ch.off+int64(len(ch.data)), keep)
-			copy(disk[ch.off:hi], n.data[ch.off:hi])
+			copy(disk[ch.off:hi], n.Data[ch.off:hi])
 		}
 	}
 	// What is now allocated and written on the device.
 	for _, ch := range n.pending {
 		switch {
 		case ch.zeroTo > 0:
-			n.written = removeSpan(n.written, ch.off, ch.zeroTo)
+			n.written = span.Remove(n.written, ch.off, ch.zeroTo)
 		case ch.unmap:
-			n.written = removeSpan(n.written, ch.off, ch.off+int64(len(ch.data)))
+			n.written = span.Remove(n.written, ch.off, ch.off+int64(len(ch.data)))
 		case ch.data != nil:
-			n.written = addSpan(n.written, ch.off, ch.off+int64(len(ch.data)))
+			n.written = span.Add(n.written, ch.off, ch.off+int64(len(ch.data)))
 		}
 	}
-	n.written = removeSpan(n.written, size, 1<<62)
+	n.written = span.Remove(n.written, size, 1<<62)
 	n.disk, n.cached, n.pending, n.minSize = disk, nil, nil, size
 	delete(f.fs.cached, n)
 	f.fs.flushCacheLocked()
@@ -637,18 +641,18 @@ func (f *crashFile) sync(op string) error {
 // Writeback is sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) over the
 // whole file: see the type's comment for what it makes durable, and when.
 func (f *crashFile) Writeback() error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
 		return pathErr("sync_file_range", f.name, syscall.EBADF)
 	}
 	n := f.n
 	size := int64(len(n.disk))
-	if int64(len(n.data)) != size || n.minSize < size {
+	if int64(len(n.Data)) != size || n.minSize < size {
 		return nil // the size changed: writing back cannot make that durable
 	}
 	for _, ch := range n.pending {
-		if ch.data == nil || ch.unmap || ch.zeroTo > 0 || !covers(n.written, ch.off, ch.off+int64(len(ch.data))) {
+		if ch.data == nil || ch.unmap || ch.zeroTo > 0 || !span.Covers(n.written, ch.off, ch.off+int64(len(ch.data))) {
 			return nil // not an overwrite of written blocks: stays as volatile as it was
 		}
 	}
@@ -667,17 +671,17 @@ func (f *crashFile) Writeback() error {
 // Overwritable reports how long a prefix of the file is durably allocated
 // and written.
 func (f *crashFile) Overwritable() (int64, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
 		return 0, pathErr("fiemap", f.name, syscall.EBADF)
 	}
 	var end int64
 	for _, s := range f.n.written {
-		if s.lo > end {
+		if s.Lo > end {
 			break
 		}
-		end = max(end, s.hi)
+		end = max(end, s.Hi)
 	}
 	return min(end, int64(len(f.n.disk))), nil
 }
@@ -687,19 +691,19 @@ func (f *crashFile) Overwritable() (int64, error) {
 // sync writes them either (the page cache keeps showing them until they
 // are overwritten).
 func (f *crashFile) writebackFailed() {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	f.n.pending = nil
-	f.n.minSize = int64(len(f.n.data))
+	f.n.minSize = int64(len(f.n.Data))
 }
 
-func (f *crashFile) Stat() (FileStat, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+func (f *crashFile) Stat() (store.FileStat, error) {
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
-		return FileStat{}, pathErr("fstat", f.name, syscall.EBADF)
+		return store.FileStat{}, pathErr("fstat", f.name, syscall.EBADF)
 	}
-	return FileStat{Size: int64(len(f.n.data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
+	return store.FileStat{Size: int64(len(f.n.Data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
 }
 
 // touch stamps a change of n's data or size, as the kernel stamps mtime
@@ -712,17 +716,17 @@ func (n *cnode) touch() {
 }
 
 func (f *crashFile) Size() (int64, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
 		return 0, pathErr("stat", f.name, syscall.EBADF)
 	}
-	return int64(len(f.n.data)), nil
+	return int64(len(f.n.Data)), nil
 }
 
 func (f *crashFile) Close() error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
+	f.fs.Mu.Lock()
+	defer f.fs.Mu.Unlock()
 	if f.closed {
 		return pathErr("close", f.name, syscall.EBADF)
 	}
@@ -735,19 +739,19 @@ func (f *crashFile) Close() error {
 // in the type's comment allows, chosen by r. A nil r keeps nothing that is
 // not durable. The result is a filesystem of its own, with nothing pending.
 func (c *CrashFS) Crash(r *rand.Rand) *CrashFS {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.crashLocked(r)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return c.CrashLocked(r)
 }
 
-func (c *CrashFS) crashLocked(r *rand.Rand) *CrashFS {
+func (c *CrashFS) CrashLocked(r *rand.Rand) *CrashFS {
 	// How this crash treats volatile changes: each one decided at random,
 	// or all lost, or all kept where the model lets them be.
 	policy := 0
 	if r != nil {
 		policy = r.IntN(4) // 0, 1: each at random; 2: all lost; 3: all kept
 	}
-	out := &CrashFS{capacity: c.capacity}
+	out := &CrashFS{Capacity: c.Capacity}
 	seen := map[*cnode]*cnode{}
 	var conv func(n *cnode) *cnode
 	conv = func(n *cnode) *cnode {
@@ -786,16 +790,16 @@ func (c *CrashFS) crashLocked(r *rand.Rand) *CrashFS {
 			return m
 		}
 		m.disk = crashData(n, r, policy)
-		m.data = slices.Clone(m.disk)
-		m.minSize = int64(len(m.data))
-		m.written = removeSpan(slices.Clone(n.written), int64(len(m.disk)), 1<<62)
+		m.Data = slices.Clone(m.disk)
+		m.minSize = int64(len(m.Data))
+		m.written = span.Remove(slices.Clone(n.written), int64(len(m.disk)), 1<<62)
 		return m
 	}
 	out.root = conv(c.root)
 	out.root.nlink = 1
 	for _, m := range seen {
 		if !m.dir && m.nlink > 0 {
-			out.used += int64(len(m.data))
+			out.Used += int64(len(m.Data))
 		}
 	}
 	return out
@@ -823,15 +827,15 @@ func crashData(n *cnode, r *rand.Rand, policy int) []byte {
 		case ch.data != nil:
 			end := ch.off + int64(len(ch.data))
 			if end > int64(len(img)) {
-				img = resized(img, end)
+				img = Resized(img, end)
 			}
 			if fate == 1 {
 				copy(img[ch.off:], ch.data)
 				continue
 			}
-			for s := ch.off - ch.off%sectorSize; s < end; s += sectorSize {
+			for s := ch.off - ch.off%SectorSize; s < end; s += SectorSize {
 				if r.IntN(2) == 0 {
-					lo, hi := max(s, ch.off), min(s+sectorSize, end)
+					lo, hi := max(s, ch.off), min(s+SectorSize, end)
 					copy(img[lo:hi], ch.data[lo-ch.off:hi-ch.off])
 				}
 			}
@@ -847,15 +851,15 @@ func crashData(n *cnode, r *rand.Rand, policy int) []byte {
 	case k > 0:
 		size = n.pending[k-1].size
 	}
-	return resized(img, size)
+	return Resized(img, size)
 }
 
 // Edit changes a file's bytes in place, durably (for damaging a crash
 // image: bit flips, zeroed or stale blocks). edit may not change the length.
 func (c *CrashFS) Edit(name string, edit func(b []byte)) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, _, n, err := c.lookup("edit", name)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	_, _, n, err := c.Lookup("edit", name)
 	switch {
 	case err != nil:
 		return err
@@ -864,16 +868,16 @@ func (c *CrashFS) Edit(name string, edit func(b []byte)) error {
 	case n.dir || len(n.pending)+len(n.cached) > 0:
 		return pathErr("edit", name, syscall.EINVAL)
 	}
-	edit(n.data)
-	n.disk = slices.Clone(n.data)
+	edit(n.Data)
+	n.disk = slices.Clone(n.Data)
 	return nil
 }
 
 // Pending reports how many changes are not yet durable: data changes of
 // files and entry changes of directories.
 func (c *CrashFS) Pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	seen := map[*cnode]bool{}
 	var count func(n *cnode) int
 	count = func(n *cnode) int {

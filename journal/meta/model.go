@@ -1,4 +1,4 @@
-package journal
+package meta
 
 import (
 	"bytes"
@@ -98,8 +98,8 @@ func CheckName(name string) error {
 	return nil
 }
 
-// dir returns the directory ino, or the errno explaining why it is not one.
-func (m *Model) dir(ino Ino) (*Inode, error) {
+// Dir returns the directory ino, or the errno explaining why it is not one.
+func (m *Model) Dir(ino Ino) (*Inode, error) {
 	d := m.Inodes[ino]
 	if d == nil {
 		return nil, syscall.ENOENT
@@ -113,7 +113,7 @@ func (m *Model) dir(ino Ino) (*Inode, error) {
 // liveDir returns directory ino if entries can still be added to it: not
 // a directory that was removed while something still held it.
 func (m *Model) liveDir(ino Ino) (*Inode, error) {
-	d, err := m.dir(ino)
+	d, err := m.Dir(ino)
 	if err == nil && d.Nlink == 0 {
 		return nil, syscall.ENOENT
 	}
@@ -122,7 +122,7 @@ func (m *Model) liveDir(ino Ino) (*Inode, error) {
 
 // Lookup returns the inode named name in directory parent.
 func (m *Model) Lookup(parent Ino, name string) (*Inode, error) {
-	d, err := m.dir(parent)
+	d, err := m.Dir(parent)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (m *Model) link(op *Op, do bool) error {
 
 // remove handles unlink and rmdir.
 func (m *Model) remove(op *Op, do bool) error {
-	d, err := m.dir(op.Parent)
+	d, err := m.Dir(op.Parent)
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func (m *Model) rename(op *Op, do bool) error {
 	if op.Flags&^(RenameNoReplace|RenameExchange) != 0 || op.Flags == RenameNoReplace|RenameExchange {
 		return syscall.EINVAL
 	}
-	od, err := m.dir(op.Parent)
+	od, err := m.Dir(op.Parent)
 	if err != nil {
 		return err
 	}
@@ -605,7 +605,7 @@ func (m *Model) Encode() []byte {
 			}
 		}
 	}
-	if follows := m.sizeFollows(); len(follows) > 0 {
+	if follows := m.SizeFollows(); len(follows) > 0 {
 		b = binary.AppendUvarint(b, uint64(len(follows)))
 		for _, ino := range follows {
 			b = binary.AppendUvarint(b, uint64(ino))
@@ -614,8 +614,8 @@ func (m *Model) Encode() []byte {
 	return b
 }
 
-// sizeFollows lists the inodes marked SizeFollows, in order.
-func (m *Model) sizeFollows() []Ino {
+// SizeFollows lists the inodes marked SizeFollows, in order.
+func (m *Model) SizeFollows() []Ino {
 	var out []Ino
 	for ino, in := range m.Inodes {
 		if in.SizeFollows {
@@ -629,19 +629,19 @@ func (m *Model) sizeFollows() []Ino {
 // DecodeModel is the inverse of Encode, checking that the result is a
 // consistent tree: every entry names an existing inode, and the root exists.
 func DecodeModel(b []byte) (*Model, error) {
-	d := decoder{b: b}
-	m := &Model{NextIno: Ino(d.uvarint())}
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(b)) {
+	d := Decoder{B: b}
+	m := &Model{NextIno: Ino(d.Uvarint())}
+	n := d.Uvarint()
+	if d.Err == nil && n > uint64(len(b)) {
 		return nil, fmt.Errorf("model: %d inodes cannot fit in %d bytes", n, len(b))
 	}
 	m.Inodes = make(map[Ino]*Inode, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		in := &Inode{Ino: Ino(d.uvarint()), Mode: d.uint32(), UID: d.uint32(), GID: d.uint32(), Nlink: d.uint32(), Rdev: d.uint32(), Parent: Ino(d.uvarint())}
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		in := &Inode{Ino: Ino(d.Uvarint()), Mode: d.Uint32(), UID: d.Uint32(), GID: d.Uint32(), Nlink: d.Uint32(), Rdev: d.Uint32(), Parent: Ino(d.Uvarint())}
 		in.Size, in.Atime, in.Mtime, in.Ctime = d.varint(), d.varint(), d.varint(), d.varint()
 		in.Target = string(d.bytes())
-		if nx := d.uvarint(); nx > 0 && d.err == nil {
-			if nx > uint64(len(d.b)) {
+		if nx := d.Uvarint(); nx > 0 && d.Err == nil {
+			if nx > uint64(len(d.B)) {
 				return nil, fmt.Errorf("model: inode %d: bad xattr count %d", in.Ino, nx)
 			}
 			in.Xattrs = make(map[string][]byte, nx)
@@ -651,30 +651,30 @@ func DecodeModel(b []byte) (*Model, error) {
 			}
 		}
 		if in.IsDir() {
-			ne := d.uvarint()
-			if d.err == nil && ne > uint64(len(d.b)) {
+			ne := d.Uvarint()
+			if d.Err == nil && ne > uint64(len(d.B)) {
 				return nil, fmt.Errorf("model: inode %d: bad entry count %d", in.Ino, ne)
 			}
 			in.Entries = make(map[string]Ino, ne)
 			for range ne {
 				k := string(d.bytes())
-				in.Entries[k] = Ino(d.uvarint())
+				in.Entries[k] = Ino(d.Uvarint())
 			}
 		}
-		if d.err == nil && (in.Ino == 0 || in.Ino >= m.NextIno || m.Inodes[in.Ino] != nil) {
+		if d.Err == nil && (in.Ino == 0 || in.Ino >= m.NextIno || m.Inodes[in.Ino] != nil) {
 			return nil, fmt.Errorf("model: bad or duplicate inode number %d", in.Ino)
 		}
 		m.Inodes[in.Ino] = in
 	}
-	if d.err == nil && len(d.b) != 0 {
+	if d.Err == nil && len(d.B) != 0 {
 		// The inodes whose size follows their data file.
-		nf := d.uvarint()
-		if d.err == nil && (nf == 0 || nf > uint64(len(d.b))) {
+		nf := d.Uvarint()
+		if d.Err == nil && (nf == 0 || nf > uint64(len(d.B))) {
 			return nil, fmt.Errorf("model: bad count %d of inodes whose size follows their data file", nf)
 		}
 		for range nf {
-			ino := Ino(d.uvarint())
-			if d.err != nil {
+			ino := Ino(d.Uvarint())
+			if d.Err != nil {
 				break
 			}
 			in := m.Inodes[ino]
@@ -684,11 +684,11 @@ func DecodeModel(b []byte) (*Model, error) {
 			in.SizeFollows = true
 		}
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("model: %w", d.err)
+	if d.Err != nil {
+		return nil, fmt.Errorf("model: %w", d.Err)
 	}
-	if len(d.b) != 0 {
-		return nil, fmt.Errorf("model: %d stray bytes at the end", len(d.b))
+	if len(d.B) != 0 {
+		return nil, fmt.Errorf("model: %d stray bytes at the end", len(d.B))
 	}
 	if r := m.Inodes[RootIno]; r == nil || !r.IsDir() {
 		return nil, fmt.Errorf("model: no root directory")

@@ -1,4 +1,4 @@
-package journal
+package meta
 
 import (
 	"encoding/binary"
@@ -32,7 +32,7 @@ const (
 	OpRemovexattr                   // remove xattr Name of Ino
 	OpFree                          // drop the unlinked inode Ino once its last open is gone
 	OpSizeFollows                   // Ino's size follows its data file (Flags 1) or the log again (Flags 0): passthrough.go
-	opMax
+	OpMax
 )
 
 var opNames = [...]string{
@@ -42,7 +42,7 @@ var opNames = [...]string{
 }
 
 func (t OpType) String() string {
-	if t > 0 && t < opMax {
+	if t > 0 && t < OpMax {
 		return opNames[t]
 	}
 	return fmt.Sprintf("op(%d)", uint8(t))
@@ -119,7 +119,7 @@ const (
 	fData
 )
 
-var opFields = [opMax][]field{
+var opFields = [OpMax][]field{
 	OpCreate:      {fParent, fName, fIno, fMode, fUID, fGID, fRdev, fCtime, fTarget},
 	OpLink:        {fIno, fParent, fName, fCtime},
 	OpUnlink:      {fParent, fName, fCtime, fFree},
@@ -194,7 +194,7 @@ func (op *Op) Encode(b []byte) []byte {
 // varint per field (or the length prefix of a byte field), and the bytes.
 func (op *Op) EncodedLen() int {
 	n := 1 + len(op.Name) + len(op.NewName) + len(op.Target) + len(op.Data)
-	if op.Type > 0 && op.Type < opMax {
+	if op.Type > 0 && op.Type < OpMax {
 		n += len(opFields[op.Type]) * binary.MaxVarintLen64
 	}
 	return n
@@ -214,18 +214,18 @@ func DecodeOp(b []byte) (Op, error) {
 		return op, errShortOp
 	}
 	op.Type = OpType(b[0])
-	if op.Type == 0 || op.Type >= opMax {
+	if op.Type == 0 || op.Type >= OpMax {
 		return op, fmt.Errorf("unknown op type %d", b[0])
 	}
-	d := decoder{b: b[1:]}
+	d := Decoder{B: b[1:]}
 	for _, f := range opFields[op.Type] {
 		switch f {
 		case fIno:
-			op.Ino = Ino(d.uvarint())
+			op.Ino = Ino(d.Uvarint())
 		case fParent:
-			op.Parent = Ino(d.uvarint())
+			op.Parent = Ino(d.Uvarint())
 		case fNewParent:
-			op.NewParent = Ino(d.uvarint())
+			op.NewParent = Ino(d.Uvarint())
 		case fName:
 			op.Name = string(d.bytes())
 		case fNewName:
@@ -233,17 +233,17 @@ func DecodeOp(b []byte) (Op, error) {
 		case fTarget:
 			op.Target = string(d.bytes())
 		case fMode:
-			op.Mode = d.uint32()
+			op.Mode = d.Uint32()
 		case fUID:
-			op.UID = d.uint32()
+			op.UID = d.Uint32()
 		case fGID:
-			op.GID = d.uint32()
+			op.GID = d.Uint32()
 		case fRdev:
-			op.Rdev = d.uint32()
+			op.Rdev = d.Uint32()
 		case fFlags:
-			op.Flags = d.uint32()
+			op.Flags = d.Uint32()
 		case fMask:
-			op.Mask = d.uint32()
+			op.Mask = d.Uint32()
 		case fOff:
 			op.Off = d.varint()
 		case fLen:
@@ -257,11 +257,11 @@ func DecodeOp(b []byte) (Op, error) {
 		case fCtime:
 			op.Ctime = d.varint()
 		case fFree:
-			if len(d.b) == 0 {
-				d.err = errShortOp
+			if len(d.B) == 0 {
+				d.Err = errShortOp
 			} else {
-				op.Free = d.b[0] != 0
-				d.b = d.b[1:]
+				op.Free = d.B[0] != 0
+				d.B = d.B[1:]
 			}
 		case fData:
 			if b := d.bytes(); len(b) > 0 {
@@ -269,66 +269,66 @@ func DecodeOp(b []byte) (Op, error) {
 			}
 		}
 	}
-	if d.err != nil {
-		return op, fmt.Errorf("%s op: %w", op.Type, d.err)
+	if d.Err != nil {
+		return op, fmt.Errorf("%s op: %w", op.Type, d.Err)
 	}
-	if len(d.b) != 0 {
-		return op, fmt.Errorf("%s op: %d stray bytes after the last field", op.Type, len(d.b))
+	if len(d.B) != 0 {
+		return op, fmt.Errorf("%s op: %d stray bytes after the last field", op.Type, len(d.B))
 	}
 	return op, nil
 }
 
-// decoder reads varints and byte strings, remembering the first error.
-type decoder struct {
-	b   []byte
-	err error
+// Decoder reads varints and byte strings, remembering the first error.
+type Decoder struct {
+	B   []byte
+	Err error
 }
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
+func (d *Decoder) Uvarint() uint64 {
+	if d.Err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
+	v, n := binary.Uvarint(d.B)
 	if n <= 0 {
-		d.err = errShortOp
+		d.Err = errShortOp
 		return 0
 	}
-	d.b = d.b[n:]
+	d.B = d.B[n:]
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	if d.err != nil {
+func (d *Decoder) varint() int64 {
+	if d.Err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := binary.Varint(d.B)
 	if n <= 0 {
-		d.err = errShortOp
+		d.Err = errShortOp
 		return 0
 	}
-	d.b = d.b[n:]
+	d.B = d.B[n:]
 	return v
 }
 
-func (d *decoder) uint32() uint32 {
-	v := d.uvarint()
-	if v > 0xffffffff && d.err == nil {
-		d.err = fmt.Errorf("value %d out of range", v)
+func (d *Decoder) Uint32() uint32 {
+	v := d.Uvarint()
+	if v > 0xffffffff && d.Err == nil {
+		d.Err = fmt.Errorf("value %d out of range", v)
 	}
 	return uint32(v)
 }
 
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
+func (d *Decoder) bytes() []byte {
+	n := d.Uvarint()
+	if d.Err != nil {
 		return nil
 	}
-	if n > uint64(len(d.b)) {
-		d.err = errShortOp
+	if n > uint64(len(d.B)) {
+		d.Err = errShortOp
 		return nil
 	}
-	s := d.b[:n]
-	d.b = d.b[n:]
+	s := d.B[:n]
+	d.B = d.B[n:]
 	return s
 }
 

@@ -1,4 +1,4 @@
-package journal
+package store
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // long as they read or cut the log. The lock dies with its process.
 
 // LockPath is the file whose flock marks the store in dir as in use.
-func LockPath(dir string) string { return filepath.Join(dir, superblockName) }
+func LockPath(dir string) string { return filepath.Join(dir, SuperblockName) }
 
 // InUse reports whether a process holds the store's lock in a way that
 // excludes a mount: a mount, a repair, or an unmount still finishing. A

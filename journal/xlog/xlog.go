@@ -1,4 +1,4 @@
-package journal
+package xlog
 
 import (
 	"context"
@@ -11,45 +11,45 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// pos is a record position: its cycle and block, and an absolute block
+// Pos is a record position: its cycle and block, and an absolute block
 // number that only grows (it counts the log's size once per wrap), so
 // distances and free space are plain subtraction.
-type pos struct {
+type Pos struct {
 	cycle uint32
 	block uint32
-	abs   uint64
+	Abs   uint64
 }
 
-func (p pos) lsn() logbuf.LSN { return logbuf.MakeLSN(p.cycle, p.block) }
+func (p Pos) LSN() logbuf.LSN { return logbuf.MakeLSN(p.cycle, p.block) }
 
-// boundary is where a checkpoint taken right after a record would stand:
+// Boundary is where a checkpoint taken right after a record would stand:
 // recovery walks from tail and skips transactions up to lastTID.
-type boundary struct {
-	tail    pos
-	lastTID uint32
+type Boundary struct {
+	Tail    Pos
+	LastTID uint32
 }
 
-// iclog is one in-core log buffer of the ring with what the log needs to
+// iclogSlot is one in-core log buffer of the ring with what the log needs to
 // know about the record it holds.
-type iclog struct {
+type iclogSlot struct {
 	buf       *logbuf.Iclog
-	at        pos        // where the record goes
-	tail      logbuf.LSN // h_tail_lsn
-	prevBlock uint32     // h_prev_block
-	next      pos        // where the record after it goes
-	bound     boundary   // checkpoint boundary once this record is durable
-	txns      []txnDone  // transactions whose COMMIT is in this record
+	at        Pos         // where the record goes
+	tail      logbuf.LSN  // h_tail_lsn
+	prevBlock uint32      // h_prev_block
+	next      Pos         // where the record after it goes
+	bound     Boundary    // checkpoint boundary once this record is durable
+	txns      []Committed // transactions whose COMMIT is in this record
 }
 
-// txnDone is a committed transaction, kept until its record is durable:
+// Committed is a committed transaction, kept until its record is durable:
 // its id and the caller's item for it (the journal's op, which the
 // checkpoint's shadow model applies then). The log never looks inside.
-type txnDone struct {
-	tid  uint32
-	item any
+type Committed struct {
+	TID  uint32
+	Item any
 }
 
-// xlog is the in-core log (XFS's struct xlog): the iclog ring, the log head
+// Log is the in-core log (XFS's struct xlog): the iclog ring, the log head
 // and tail, log forces, and the writer goroutine that stamps, checksums,
 // writes and syncs records (xlog_sync). At most logbufs records are ever
 // written but not yet durable, because an iclog is reused only once its
@@ -57,16 +57,16 @@ type txnDone struct {
 // each record's durable watermark (the newest durable record when it was
 // sealed): the records after the watermark up to the record itself hold
 // iclogs, so there are at most logbufs of them.
-type xlog struct {
-	dev       Device
+type Log struct {
+	Dev       Device
 	logBlocks uint64
 	logbsize  int
 	maxBlocks uint64 // blocks of the largest record
 	logbufs   int
-	sum       *cksum.Summer
+	Sum       *cksum.Summer
 
 	// called by the writer, outside mu, with records just made durable
-	onDurable func(txns []txnDone, bound boundary)
+	onDurable func(txns []Committed, bound Boundary)
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
 	// called once, outside mu, when the log fails
@@ -81,14 +81,14 @@ type xlog struct {
 	cond  sync.Cond // durable moved, iclog freed, tail moved, failure
 	wcond sync.Cond // wakes the writer
 
-	free         []*iclog
-	active       *iclog
-	queue        []*iclog // switched out, not yet written
-	head         pos      // where the next record goes
+	free         []*iclogSlot
+	active       *iclogSlot
+	queue        []*iclogSlot // switched out, not yet written
+	head         Pos          // where the next record goes
 	prevBlock    uint32
-	tail         pos        // oldest position still needed by recovery
+	tail         Pos        // oldest position still needed by recovery
 	durable      logbuf.LSN // newest durable record (0: none yet)
-	bound        boundary   // checkpoint boundary as of durable
+	bound        Boundary   // checkpoint boundary as of durable
 	lastSwitched logbuf.LSN // newest record switched out
 	forceLSN     logbuf.LSN // newest record a force waits for
 	syncWanted   bool       // make written records durable (ring exhausted, checkpoint)
@@ -97,113 +97,113 @@ type xlog struct {
 	flushBegun, flushDone, flushWant uint64
 	nextTID                          uint32
 	lastTID                          uint32 // newest committed transaction
-	open                             *pos   // START position of the transaction being copied in
+	open                             *Pos   // START position of the transaction being copied in
 	spaceWaiters                     int    // commits waiting for a checkpoint to free log space
 	err                              error  // sticky: the log failed (a *FailedError), or errClosed
 	closing                          bool
 	writerDone                       chan struct{}
 
-	stats xlogStats
-	times forceTimer // told the checksum time per record and per force
+	stats Stats
+	times ForceTimer // told the checksum time per record and per force
 }
 
-type xlogStats struct {
-	records      uint64 // records written
-	recordBytes  uint64 // bytes of records written
-	headerBytes  uint64 // of which header blocks
-	payloadBytes uint64 // of which op headers and regions (the rest pads to a block)
-	syncs        uint64 // fdatasyncs of the log
-	forceCalls   uint64 // forces that had to wait
-	forceSyncs   uint64 // syncs that had a force waiting
-	transactions uint64
-	spaceWaits   uint64 // times a writer waited for log space (a checkpoint)
-	iclogWaits   uint64 // times a writer waited for an iclog
-	syncNanos    uint64
+type Stats struct {
+	Records      uint64 // records written
+	RecordBytes  uint64 // bytes of records written
+	HeaderBytes  uint64 // of which header blocks
+	PayloadBytes uint64 // of which op headers and regions (the rest pads to a block)
+	Syncs        uint64 // fdatasyncs of the log
+	ForceCalls   uint64 // forces that had to wait
+	ForceSyncs   uint64 // syncs that had a force waiting
+	Transactions uint64
+	SpaceWaits   uint64 // times a writer waited for log space (a checkpoint)
+	IclogWaits   uint64 // times a writer waited for an iclog
+	SyncNanos    uint64
 }
 
-// forceTimer is told what the checksum costs on the writer (every
+// ForceTimer is told what the checksum costs on the writer (every
 // checksum's cost, as cksum.Summer observes it) and how long each writer
 // round that ended in a sync a force waited for took, from its start.
-type forceTimer interface {
+type ForceTimer interface {
 	Observe(cost cksum.Cost)
 	StartRound()
 	Forced(total time.Duration)
 }
 
-type xlogConfig struct {
-	times          forceTimer
-	dev            Device
-	uuid           [16]byte
-	logbsize       int
-	logbufs        int
-	sum            *cksum.Summer
-	head           pos
-	prevBlock      uint32
-	tail           pos
+type Config struct {
+	Times          ForceTimer
+	Dev            Device
+	UUID           [16]byte
+	LogBSize       int
+	LogBufs        int
+	Sum            *cksum.Summer
+	Head           Pos
+	PrevBlock      uint32
+	Tail           Pos
 	durable        logbuf.LSN
-	lastTID        uint32
-	onDurable      func(txns []txnDone, bound boundary)
-	wantCheckpoint func()
-	onFail         func(reason error)
+	LastTID        uint32
+	OnDurable      func(txns []Committed, bound Boundary)
+	WantCheckpoint func()
+	OnFail         func(reason error)
 }
 
-func newXlog(c xlogConfig) (*xlog, error) {
-	x := &xlog{
-		times:          c.times,
-		dev:            c.dev,
-		logBlocks:      uint64(c.dev.Size() / logbuf.BBSize),
-		logbsize:       c.logbsize,
-		maxBlocks:      uint64(c.logbsize / logbuf.BBSize),
-		logbufs:        c.logbufs,
-		sum:            c.sum,
-		onDurable:      c.onDurable,
-		wantCheckpoint: c.wantCheckpoint,
-		onFail:         c.onFail,
-		head:           c.head,
-		prevBlock:      c.prevBlock,
-		tail:           c.tail,
+func New(c Config) (*Log, error) {
+	x := &Log{
+		times:          c.Times,
+		Dev:            c.Dev,
+		logBlocks:      uint64(c.Dev.Size() / logbuf.BBSize),
+		logbsize:       c.LogBSize,
+		maxBlocks:      uint64(c.LogBSize / logbuf.BBSize),
+		logbufs:        c.LogBufs,
+		Sum:            c.Sum,
+		onDurable:      c.OnDurable,
+		wantCheckpoint: c.WantCheckpoint,
+		onFail:         c.OnFail,
+		head:           c.Head,
+		prevBlock:      c.PrevBlock,
+		tail:           c.Tail,
 		durable:        c.durable,
-		bound:          boundary{tail: c.head, lastTID: c.lastTID},
-		nextTID:        c.lastTID + 1,
-		lastTID:        c.lastTID,
+		bound:          Boundary{Tail: c.Head, LastTID: c.LastTID},
+		nextTID:        c.LastTID + 1,
+		lastTID:        c.LastTID,
 		writerDone:     make(chan struct{}),
-		inline:         c.sum.Mode() == cksum.Inline,
+		inline:         c.Sum.Mode() == cksum.Inline,
 	}
 	x.cond.L = &x.mu
 	x.wcond.L = &x.mu
-	c.sum.Observe(x.times.Observe)
-	for range c.logbufs {
-		buf, err := logbuf.NewIclog(c.logbsize, c.uuid)
+	c.Sum.Observe(x.times.Observe)
+	for range c.LogBufs {
+		buf, err := logbuf.NewIclog(c.LogBSize, c.UUID)
 		if err != nil {
 			return nil, err
 		}
-		x.free = append(x.free, &iclog{buf: buf})
+		x.free = append(x.free, &iclogSlot{buf: buf})
 	}
 	x.baseLabels = pprof.WithLabels(context.Background(), pprof.Labels("phase", "logwrite"))
-	x.cksumLabels = pprof.WithLabels(context.Background(), pprof.Labels("phase", "checksum", "cksum_mode", c.sum.Mode().String()))
+	x.cksumLabels = pprof.WithLabels(context.Background(), pprof.Labels("phase", "checksum", "cksum_mode", c.Sum.Mode().String()))
 	go x.writer()
 	return x, nil
 }
 
-// wrap applies the placement rule: a record starts where the previous one
+// Wrap applies the placement rule: a record starts where the previous one
 // ended unless the largest record might not fit before the end of the log,
 // in which case it starts at block 0 of the next cycle. Every record is
 // then written whole at its block, and recovery follows the same rule.
-func wrap(p pos, maxBlocks, logBlocks uint64) pos {
+func Wrap(p Pos, maxBlocks, logBlocks uint64) Pos {
 	if uint64(p.block)+maxBlocks > logBlocks {
-		p.abs += logBlocks - uint64(p.block)
+		p.Abs += logBlocks - uint64(p.block)
 		p.block = 0
 		p.cycle = logbuf.NextCycle(p.cycle)
 	}
 	return p
 }
 
-// commit copies one transaction into the log: a START op, the region, a
+// Commit copies one transaction into the log: a START op, the region, a
 // COMMIT op, as XFS delimits transactions. It returns the LSN of the
 // record holding the COMMIT, which a force must reach for the transaction
 // to be durable. The caller serializes commits (it holds the FS lock), so
 // transactions enter the log in the order they change the model.
-func (x *xlog) commit(region []byte, item any) (logbuf.LSN, error) {
+func (x *Log) Commit(region []byte, item any) (logbuf.LSN, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
@@ -225,14 +225,14 @@ func (x *xlog) commit(region []byte, item any) (logbuf.LSN, error) {
 	}
 	x.nextTID++
 	x.lastTID = tid
-	x.stats.transactions++
-	ic.txns = append(ic.txns, txnDone{tid: tid, item: item})
-	return ic.at.lsn(), nil
+	x.stats.Transactions++
+	ic.txns = append(ic.txns, Committed{TID: tid, Item: item})
+	return ic.at.LSN(), nil
 }
 
 // appendOp writes one op into the active iclog, splitting its region over
 // as many iclogs as it needs. It returns the iclog holding the last piece.
-func (x *xlog) appendOp(tid uint32, flags uint8, data []byte) (*iclog, error) {
+func (x *Log) appendOp(tid uint32, flags uint8, data []byte) (*iclogSlot, error) {
 	cont := false
 	for {
 		ic, err := x.activeIclog()
@@ -266,21 +266,21 @@ func (x *xlog) appendOp(tid uint32, flags uint8, data []byte) (*iclog, error) {
 // activeIclog returns the iclog being filled, activating a free one at the
 // log head when there is none. It waits, releasing mu, for a free iclog (the
 // writer syncs to free one) and for log space (a checkpoint moves the tail).
-func (x *xlog) activeIclog() (*iclog, error) {
+func (x *Log) activeIclog() (*iclogSlot, error) {
 	for x.active == nil {
 		if x.err != nil {
 			return nil, x.err
 		}
 		if len(x.free) == 0 {
-			x.stats.iclogWaits++
+			x.stats.IclogWaits++
 			x.syncWanted = true
 			x.wcond.Signal()
 			x.cond.Wait()
 			continue
 		}
 		// The record may grow to maxBlocks; it must not reach the tail.
-		if x.head.abs+x.maxBlocks > x.tail.abs+x.logBlocks {
-			x.stats.spaceWaits++
+		if x.head.Abs+x.maxBlocks > x.tail.Abs+x.logBlocks {
+			x.stats.SpaceWaits++
 			x.wantCheckpoint()
 			x.spaceWaiters++
 			x.cond.Wait()
@@ -289,11 +289,11 @@ func (x *xlog) activeIclog() (*iclog, error) {
 		}
 		ic := x.free[len(x.free)-1]
 		x.free = x.free[:len(x.free)-1]
-		ic.buf.Start(x.head.cycle, x.sum) // the cycle its blocks are stamped with
+		ic.buf.Start(x.head.cycle, x.Sum) // the cycle its blocks are stamped with
 		ic.txns = ic.txns[:0]
 		ic.at = x.head
 		x.active = ic
-		if (x.head.abs+x.maxBlocks-x.tail.abs)*4 > x.logBlocks*3 {
+		if (x.head.Abs+x.maxBlocks-x.tail.Abs)*4 > x.logBlocks*3 {
 			x.wantCheckpoint() // ¾ full
 		}
 	}
@@ -302,25 +302,25 @@ func (x *xlog) activeIclog() (*iclog, error) {
 
 // switchActive hands the active iclog to the writer (XLOG_STATE_WANT_SYNC)
 // and moves the head past it. An empty iclog stays active.
-func (x *xlog) switchActive() {
+func (x *Log) switchActive() {
 	ic := x.active
 	if ic == nil || ic.buf.NumOps() == 0 {
 		return
 	}
 	x.active = nil
-	ic.tail = x.tail.lsn()
+	ic.tail = x.tail.LSN()
 	ic.prevBlock = x.prevBlock
 	n := uint64(ic.buf.RecordBytes() / logbuf.BBSize)
-	ic.next = wrap(pos{cycle: ic.at.cycle, block: ic.at.block + uint32(n), abs: ic.at.abs + n}, x.maxBlocks, x.logBlocks)
-	ic.bound = boundary{tail: ic.next, lastTID: x.lastTID}
+	ic.next = Wrap(Pos{cycle: ic.at.cycle, block: ic.at.block + uint32(n), Abs: ic.at.Abs + n}, x.maxBlocks, x.logBlocks)
+	ic.bound = Boundary{Tail: ic.next, LastTID: x.lastTID}
 	if x.open != nil {
 		// A transaction straddles this record: recovery must start at
 		// the record holding its START.
-		ic.bound.tail = *x.open
+		ic.bound.Tail = *x.open
 	}
 	x.prevBlock = ic.at.block
 	x.head = ic.next
-	x.lastSwitched = ic.at.lsn()
+	x.lastSwitched = ic.at.LSN()
 	x.queue = append(x.queue, ic)
 	x.wcond.Signal()
 }
@@ -330,10 +330,10 @@ func (x *xlog) switchActive() {
 // checksummed while it is still hot), and syncs when a force or the ring
 // needs it. Forces that arrive during a sync are served together by the
 // next one: group commit.
-func (x *xlog) writer() {
+func (x *Log) writer() {
 	defer close(x.writerDone)
 	pprof.SetGoroutineLabels(x.baseLabels)
-	var written []*iclog // written, not yet durable
+	var written []*iclogSlot // written, not yet durable
 	for {
 		x.mu.Lock()
 		for {
@@ -342,7 +342,7 @@ func (x *xlog) writer() {
 				return
 			}
 			forcing := x.forceLSN > x.durable
-			if forcing && x.active != nil && x.active.at.lsn() <= x.forceLSN {
+			if forcing && x.active != nil && x.active.at.LSN() <= x.forceLSN {
 				x.switchActive()
 			}
 			flush := x.flushWant > x.flushBegun
@@ -379,12 +379,12 @@ func (x *xlog) writer() {
 		written = append(written, batch...)
 		if err == nil && sync {
 			start := time.Now()
-			err = x.dev.Sync()
+			err = x.Dev.Sync()
 			x.mu.Lock()
-			x.stats.syncs++
-			x.stats.syncNanos += uint64(time.Since(start))
+			x.stats.Syncs++
+			x.stats.SyncNanos += uint64(time.Since(start))
 			if forced {
-				x.stats.forceSyncs++
+				x.stats.ForceSyncs++
 			}
 			x.mu.Unlock()
 			if forced && err == nil {
@@ -392,7 +392,7 @@ func (x *xlog) writer() {
 			}
 		}
 		if err != nil {
-			x.fail(fmt.Errorf("log write: %w", err))
+			x.Fail(fmt.Errorf("log write: %w", err))
 			return
 		}
 		if sync {
@@ -406,17 +406,17 @@ func (x *xlog) writer() {
 // configured mode) and writes it at its block. durable is the newest
 // durable record, the record's durable watermark: recovery reads it as
 // proof that a damaged record at or below it was not in flight.
-func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
+func (x *Log) writeRecord(ic *iclogSlot, durable logbuf.LSN) error {
 	header, payload := ic.buf.HeaderBytes(), ic.buf.Used()
 	pprof.SetGoroutineLabels(x.cksumLabels)
-	rec := ic.buf.Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)
+	rec := ic.buf.Seal(ic.at.LSN(), ic.tail, durable, ic.prevBlock, x.Sum)
 	pprof.SetGoroutineLabels(x.baseLabels)
-	_, err := x.dev.WriteAt(rec, int64(ic.at.block)*logbuf.BBSize)
+	_, err := x.Dev.WriteAt(rec, int64(ic.at.block)*logbuf.BBSize)
 	x.mu.Lock()
-	x.stats.records++
-	x.stats.recordBytes += uint64(len(rec))
-	x.stats.headerBytes += uint64(header)
-	x.stats.payloadBytes += uint64(payload)
+	x.stats.Records++
+	x.stats.RecordBytes += uint64(len(rec))
+	x.stats.HeaderBytes += uint64(header)
+	x.stats.PayloadBytes += uint64(payload)
 	x.mu.Unlock()
 	return err
 }
@@ -424,14 +424,14 @@ func (x *xlog) writeRecord(ic *iclog, durable logbuf.LSN) error {
 // complete publishes records made durable by a sync: the shadow model
 // learns their transactions, then their iclogs return to the ring and
 // forces waiting on them return.
-func (x *xlog) complete(recs []*iclog, flushNo uint64) {
+func (x *Log) complete(recs []*iclogSlot, flushNo uint64) {
 	for _, ic := range recs {
 		x.onDurable(ic.txns, ic.bound)
 	}
 	x.mu.Lock()
 	if len(recs) > 0 {
 		last := recs[len(recs)-1]
-		x.durable = last.at.lsn()
+		x.durable = last.at.LSN()
 		x.bound = last.bound
 		x.free = append(x.free, recs...)
 	}
@@ -440,9 +440,9 @@ func (x *xlog) complete(recs []*iclog, flushNo uint64) {
 	x.mu.Unlock()
 }
 
-// fail stops the log for good: every later commit and every force that
+// Fail stops the log for good: every later commit and every force that
 // must wait gets a *FailedError carrying err.
-func (x *xlog) fail(err error) {
+func (x *Log) Fail(err error) {
 	x.mu.Lock()
 	first := x.err == nil
 	if first {
@@ -455,35 +455,35 @@ func (x *xlog) fail(err error) {
 	}
 }
 
-// failure is the log's sticky error, nil while it works.
-func (x *xlog) failure() error {
+// Failure is the log's sticky error, nil while it works.
+func (x *Log) Failure() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.err
 }
 
-// spaceWaiting reports whether a commit waits for log space.
-func (x *xlog) spaceWaiting() bool {
+// SpaceWaiting reports whether a commit waits for log space.
+func (x *Log) SpaceWaiting() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.spaceWaiters > 0
 }
 
-// force waits until the record at lsn is durable (xfs_log_force_seq). A
+// Force waits until the record at lsn is durable (xfs_log_force_seq). A
 // record already durable needs nothing, even of a failed log.
-func (x *xlog) force(lsn logbuf.LSN) error { return x.forceWait(lsn, true) }
+func (x *Log) Force(lsn logbuf.LSN) error { return x.ForceWait(lsn, true) }
 
-// forceWait is force; count says whether this call counts as a force
+// ForceWait is force; count says whether this call counts as a force
 // request (LogForces): false for the wait that follows a startForce,
 // which counted the request when it made it.
-func (x *xlog) forceWait(lsn logbuf.LSN, count bool) error {
+func (x *Log) ForceWait(lsn logbuf.LSN, count bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable {
 		return nil
 	}
 	if count {
-		x.stats.forceCalls++
+		x.stats.ForceCalls++
 	}
 	if lsn > x.forceLSN {
 		x.forceLSN = lsn
@@ -498,13 +498,13 @@ func (x *xlog) forceWait(lsn logbuf.LSN, count bool) error {
 	return x.err
 }
 
-// forceFlush is force(lsn), and also waits for a flush of the log device
+// ForceFlush is force(lsn), and also waits for a flush of the log device
 // that began after the call, even when lsn is durable already: what the
 // caller wrote back to the device before calling (a data file's
 // sync_file_range) is then durable too, where the filesystem under the
 // store needs no metadata for it (see fiemap.go). Concurrent callers share
 // one flush, as forces share one write.
-func (x *xlog) forceFlush(lsn logbuf.LSN) error {
+func (x *Log) ForceFlush(lsn logbuf.LSN) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
@@ -513,7 +513,7 @@ func (x *xlog) forceFlush(lsn logbuf.LSN) error {
 	want := x.flushBegun + 1
 	x.flushWant = max(x.flushWant, want)
 	if lsn > x.durable {
-		x.stats.forceCalls++
+		x.stats.ForceCalls++
 		x.forceLSN = max(x.forceLSN, lsn)
 	}
 	x.wcond.Signal()
@@ -526,38 +526,38 @@ func (x *xlog) forceFlush(lsn logbuf.LSN) error {
 	return x.err
 }
 
-// startForce asks the writer for the record at lsn, as force does, and
+// StartForce asks the writer for the record at lsn, as force does, and
 // returns at once: the caller does other work meanwhile, then waits with
 // forceWait(lsn, false). The request is counted here, where it is made:
 // by the time the caller waits, the record is often durable already.
-func (x *xlog) startForce(lsn logbuf.LSN) {
+func (x *Log) StartForce(lsn logbuf.LSN) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if lsn == 0 || lsn <= x.durable || x.err != nil {
 		return
 	}
-	x.stats.forceCalls++
+	x.stats.ForceCalls++
 	if lsn > x.forceLSN {
 		x.forceLSN = lsn
 	}
 	x.wcond.Signal()
 }
 
-// forceAll makes every committed transaction durable.
-func (x *xlog) forceAll() error {
+// ForceAll makes every committed transaction durable.
+func (x *Log) ForceAll() error {
 	x.mu.Lock()
 	target := x.lastSwitched
 	if x.active != nil && x.active.buf.NumOps() > 0 {
-		target = x.active.at.lsn()
+		target = x.active.at.LSN()
 	}
 	x.mu.Unlock()
-	return x.force(target)
+	return x.Force(target)
 }
 
-// syncSwitched makes every switched-out record durable without switching
+// SyncSwitched makes every switched-out record durable without switching
 // the active iclog, whose owner may be waiting for space: what a
 // checkpoint needs before it can move the tail.
-func (x *xlog) syncSwitched() (boundary, error) {
+func (x *Log) SyncSwitched() (Boundary, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	target := x.lastSwitched
@@ -569,19 +569,19 @@ func (x *xlog) syncSwitched() (boundary, error) {
 	return x.bound, x.err
 }
 
-// moveTail frees the log before t: a checkpoint now covers it.
-func (x *xlog) moveTail(t pos) {
+// MoveTail frees the log before t: a checkpoint now covers it.
+func (x *Log) MoveTail(t Pos) {
 	x.mu.Lock()
-	if t.abs > x.tail.abs {
+	if t.Abs > x.tail.Abs {
 		x.tail = t
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
 }
 
-// writeUnmount writes the unmount record (one op, clientid XFS_LOG, flag
+// WriteUnmount writes the unmount record (one op, clientid XFS_LOG, flag
 // UNMOUNT, the xfs_unmount_log_format payload) and makes it durable.
-func (x *xlog) writeUnmount() error {
+func (x *Log) WriteUnmount() error {
 	var payload [8]byte
 	payload[0], payload[1] = logbuf.UnmountType>>8, logbuf.UnmountType&0xff
 	x.mu.Lock()
@@ -594,12 +594,12 @@ func (x *xlog) writeUnmount() error {
 	if err != nil {
 		return err
 	}
-	return x.forceAll()
+	return x.ForceAll()
 }
 
-// stop ends the writer after it has written what is queued; records
+// Stop ends the writer after it has written what is queued; records
 // written but not synced stay so (Close syncs first; a crash does not).
-func (x *xlog) stop() {
+func (x *Log) Stop() {
 	x.mu.Lock()
 	x.closing = true
 	x.wcond.Signal()
@@ -607,46 +607,46 @@ func (x *xlog) stop() {
 	<-x.writerDone
 	x.mu.Lock()
 	if x.err == nil {
-		x.err = errClosed
+		x.err = ErrClosed
 	}
 	x.cond.Broadcast()
 	x.mu.Unlock()
 }
 
-// tailLSN is the oldest position recovery still reads: records before it
+// TailLSN is the oldest position recovery still reads: records before it
 // are never replayed again.
-func (x *xlog) tailLSN() logbuf.LSN {
+func (x *Log) TailLSN() logbuf.LSN {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.tail.lsn()
+	return x.tail.LSN()
 }
 
-// lastCommitted is the tid of the newest committed transaction.
-func (x *xlog) lastCommitted() uint32 {
+// LastCommitted is the tid of the newest committed transaction.
+func (x *Log) LastCommitted() uint32 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.lastTID
 }
 
-func (x *xlog) snapshotStats() (xlogStats, pos, pos, logbuf.LSN) {
+func (x *Log) SnapshotStats() (Stats, Pos, Pos, logbuf.LSN) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.stats, x.head, x.tail, x.durable
 }
 
-var errClosed = fmt.Errorf("the log is closed")
+var ErrClosed = fmt.Errorf("the log is closed")
 
-// unforced reports whether the log holds committed transactions that are
+// Unforced reports whether the log holds committed transactions that are
 // not durable yet: ops in the active iclog, or records switched out and
 // not synced.
-func (x *xlog) unforced() bool {
+func (x *Log) Unforced() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.active != nil && x.active.buf.NumOps() > 0 || x.lastSwitched > x.durable
 }
 
-// durableLSN is the newest durable record (0: none yet).
-func (x *xlog) durableLSN() logbuf.LSN {
+// DurableLSN is the newest durable record (0: none yet).
+func (x *Log) DurableLSN() logbuf.LSN {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.durable

@@ -1,4 +1,4 @@
-package journal
+package store
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -22,7 +23,7 @@ type Checkpoint struct {
 	LastTID  uint32     // last transaction the model includes
 	LogBufs  int        // iclog count of the writer of the records after TailLSN: how many can be in flight
 	LogBSize int        // iclog size of that writer: the largest record it writes
-	Model    *Model
+	Model    *meta.Model
 }
 
 const (
@@ -47,7 +48,7 @@ func (c *Checkpoint) encode() []byte {
 	return b
 }
 
-func decodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
+func DecodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 	if len(b) < ckptHeaderLen || !bytes.HasPrefix(b, []byte(ckptMagic)) {
 		return nil, fmt.Errorf("%s: not an xlogfs checkpoint", path)
 	}
@@ -61,18 +62,18 @@ func decodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 	if computed := cksum.Checksum(c); computed != stored {
 		return nil, fmt.Errorf("%s: checkpoint CRC mismatch: stored %#08x, computed %#08x", path, stored, computed)
 	}
-	d := decoder{b: b[ckptHeaderLen:]}
+	d := meta.Decoder{B: b[ckptHeaderLen:]}
 	ck := &Checkpoint{
-		Seq:      d.uvarint(),
-		TailLSN:  logbuf.LSN(d.uvarint()),
-		LastTID:  d.uint32(),
-		LogBufs:  int(d.uint32()),
-		LogBSize: int(d.uint32()),
+		Seq:      d.Uvarint(),
+		TailLSN:  logbuf.LSN(d.Uvarint()),
+		LastTID:  d.Uint32(),
+		LogBufs:  int(d.Uint32()),
+		LogBSize: int(d.Uint32()),
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("%s: %w", path, d.err)
+	if d.Err != nil {
+		return nil, fmt.Errorf("%s: %w", path, d.Err)
 	}
-	m, err := DecodeModel(d.b)
+	m, err := meta.DecodeModel(d.B)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -83,33 +84,30 @@ func decodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 	return ck, nil
 }
 
-// ReadCheckpoint loads and checks DIR/checkpoint.
-func ReadCheckpoint(dir string) (*Checkpoint, error) { return readCheckpoint(OSFS(), dir) }
-
-func readCheckpoint(st StoreFS, dir string) (*Checkpoint, error) {
-	path := filepath.Join(dir, checkpointName)
-	b, err := readFile(st, path)
+func ReadCheckpoint(st StoreFS, dir string) (*Checkpoint, error) {
+	path := filepath.Join(dir, CheckpointName)
+	b, err := ReadFile(st, path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: missing; the store is damaged", path)
 		}
 		return nil, err
 	}
-	return decodeCheckpoint(b, path)
+	return DecodeCheckpoint(b, path)
 }
 
-// writeCheckpoint replaces DIR/checkpoint atomically: write a temporary
+// WriteCheckpoint replaces DIR/checkpoint atomically: write a temporary
 // file, fsync it, rename it over the old one, fsync the directory. A crash
 // leaves either the old checkpoint or the new one, whole. If it fails, the
 // old one is still in force, unless the rename was done: then either one
 // may be found after a crash, and both are sound, since the caller moves
 // the log tail only once this returned.
-func writeCheckpoint(st StoreFS, dir string, c *Checkpoint) error {
-	tmp := filepath.Join(dir, checkpointName+".tmp")
+func WriteCheckpoint(st StoreFS, dir string, c *Checkpoint) error {
+	tmp := filepath.Join(dir, CheckpointName+".tmp")
 	if err := writeFileSync(st, tmp, c.encode()); err != nil {
 		return fmt.Errorf("writing checkpoint: %w", err)
 	}
-	if err := st.Rename(tmp, filepath.Join(dir, checkpointName)); err != nil {
+	if err := st.Rename(tmp, filepath.Join(dir, CheckpointName)); err != nil {
 		return fmt.Errorf("writing checkpoint: %w", err)
 	}
 	if err := st.SyncDir(dir); err != nil {
@@ -118,4 +116,4 @@ func writeCheckpoint(st StoreFS, dir string, c *Checkpoint) error {
 	return nil
 }
 
-func nowNanos() int64 { return time.Now().UnixNano() }
+func NowNanos() int64 { return time.Now().UnixNano() }

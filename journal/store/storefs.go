@@ -1,4 +1,4 @@
-package journal
+package store
 
 import (
 	"errors"
@@ -249,8 +249,8 @@ func retryEINTR(f func() error) error {
 
 // Helpers over a StoreFS, for the few compound steps the store takes.
 
-// readFile reads a whole file.
-func readFile(st StoreFS, name string) ([]byte, error) {
+// ReadFile reads a whole file.
+func ReadFile(st StoreFS, name string) ([]byte, error) {
 	f, err := st.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -285,9 +285,9 @@ func writeFileSync(st StoreFS, name string, b []byte) error {
 	return err
 }
 
-// removeAll removes name and, for a directory, everything under it. A
+// RemoveAll removes name and, for a directory, everything under it. A
 // missing name is not an error.
-func removeAll(st StoreFS, name string) error {
+func RemoveAll(st StoreFS, name string) error {
 	info, err := st.Stat(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -301,7 +301,7 @@ func removeAll(st StoreFS, name string) error {
 			return err
 		}
 		for _, n := range names {
-			if err := removeAll(st, filepath.Join(name, n)); err != nil {
+			if err := RemoveAll(st, filepath.Join(name, n)); err != nil {
 				return err
 			}
 		}
@@ -313,9 +313,9 @@ func removeAll(st StoreFS, name string) error {
 	return err
 }
 
-// mkdirAll makes dir and its missing parents, each made durable in its
+// MkdirAll makes dir and its missing parents, each made durable in its
 // parent, and reports whether it made dir.
-func mkdirAll(st StoreFS, dir string) (made bool, err error) {
+func MkdirAll(st StoreFS, dir string) (made bool, err error) {
 	info, err := st.Stat(dir)
 	if err == nil {
 		if !info.IsDir() {
@@ -328,7 +328,7 @@ func mkdirAll(st StoreFS, dir string) (made bool, err error) {
 	}
 	parent := filepath.Dir(dir)
 	if parent != dir {
-		if _, err := mkdirAll(st, parent); err != nil {
+		if _, err := MkdirAll(st, parent); err != nil {
 			return false, err
 		}
 	}
@@ -338,9 +338,9 @@ func mkdirAll(st StoreFS, dir string) (made bool, err error) {
 	return true, st.SyncDir(parent)
 }
 
-// sameFilesystem reports whether names a and b are on one filesystem (one
+// SameFilesystem reports whether names a and b are on one filesystem (one
 // st_dev). Files of an in-memory StoreFS, which report no device, are.
-func sameFilesystem(st StoreFS, a, b string) bool {
+func SameFilesystem(st StoreFS, a, b string) bool {
 	ia, err := st.Stat(a)
 	if err != nil {
 		return false
