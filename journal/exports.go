@@ -2,6 +2,7 @@ package journal
 
 import (
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
@@ -126,3 +127,45 @@ func ReadSuperblock(dir string) (*store.Superblock, error) {
 
 // IsStore reports whether dir holds a superblock (valid or not).
 func IsStore(dir string) bool { return store.IsStore(store.OSFS(), dir) }
+
+// Stats is statsfile.Stats.
+type Stats = statsfile.Stats
+
+// File is statsfile.File.
+type StatsFile = statsfile.File
+
+// Parse is statsfile.Parse.
+func ParseStats(b []byte) (*StatsFile, error) { return statsfile.Parse(b) }
+
+// Line is statsfile.Line.
+type StatLine = statsfile.Line
+
+// Hist is statsfile.Hist.
+type Hist = statsfile.Hist
+
+// Bucket is statsfile.Bucket.
+type Bucket = statsfile.Bucket
+
+// HistSummary is statsfile.HistSummary.
+type HistSummary = statsfile.HistSummary
+
+// HistNames is statsfile.HistNames.
+var HistNames = statsfile.HistNames
+
+// HistFsync is statsfile.HistFsync.
+const HistFsync = statsfile.HistFsync
+
+// HistCksumRecord is statsfile.HistCksumRecord.
+const HistCksumRecord = statsfile.HistCksumRecord
+
+// HistForceCksum is statsfile.HistForceCksum.
+const HistForceCksum = statsfile.HistForceCksum
+
+// HistForce is statsfile.HistForce.
+const HistForce = statsfile.HistForce
+
+// HistBounds is statsfile.HistBounds.
+func HistBounds(i int) (lo uint64, hi uint64) { return statsfile.HistBounds(i) }
+
+// HistPercentile is statsfile.HistPercentile.
+func HistPercentile(h []uint64, p float64) float64 { return statsfile.HistPercentile(h, p) }

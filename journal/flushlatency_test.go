@@ -9,6 +9,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestFlushLatencyAndCksumTimes mounts with an emulated flush latency in
@@ -51,7 +52,7 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			if jm == JournalMeta && st.Flushes < st.LogSyncs+fsyncs {
 				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogSyncs, fsyncs)
 			}
-			if p := HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
+			if p := statsfile.HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
 				t.Errorf("fsync p50 %v µs, below the %v flush", p, lat)
 			}
 			var recs, forces uint64
@@ -102,22 +103,22 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 // time and at seal) in the per-record histogram, and only the work at seal
 // in the force's account.
 func TestCksumTimesObserve(t *testing.T) {
-	var c cksumTimes
+	var c statsfile.CksumTimes
 	c.StartRound()
 	c.Observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
 	c.Observe(cksum.Cost{CPU: 50, Wall: 60})
 	c.Forced(10000)
-	h := c.record.snapshot()
-	if h[histBucket(1000)] != 1 || h[histBucket(50)] != 1 {
+	h := c.Record.Snapshot()
+	if h[statsfile.HistBucket(1000)] != 1 || h[statsfile.HistBucket(50)] != 1 {
 		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50", h)
 	}
-	if c.forceCksumN.Load() != 210 || c.forceCksumCPU.Load() != 150 || c.forces.Load() != 1 || c.forceNanos.Load() != 10000 {
+	if c.ForceCksumN.Load() != 210 || c.ForceCksumCPU.Load() != 150 || c.Forces.Load() != 1 || c.ForceNanos.Load() != 10000 {
 		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 210, 150 (seal only), 1, 10000",
-			c.forceCksumN.Load(), c.forceCksumCPU.Load(), c.forces.Load(), c.forceNanos.Load())
+			c.ForceCksumN.Load(), c.ForceCksumCPU.Load(), c.Forces.Load(), c.ForceNanos.Load())
 	}
 	c.StartRound()
 	c.Forced(5000)
-	if c.forceCksumCPU.Load() != 150 || c.forceCksumN.Load() != 210 {
+	if c.ForceCksumCPU.Load() != 150 || c.ForceCksumN.Load() != 210 {
 		t.Error("a new round did not start from no checksum time")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -133,7 +134,7 @@ type FS struct {
 	shadow   *meta.Model
 	bound    xlog.Boundary
 
-	times cksumTimes // checksum time per record and per force
+	times statsfile.CksumTimes // checksum time per record and per force
 
 	statesMu sync.Mutex
 	states   map[meta.Ino]*inodeState
@@ -164,7 +165,7 @@ type FS struct {
 	overlay replayOverlay // NoRecovery: what replay would have written to data files
 
 	fsyncs    atomic.Uint64
-	fsyncHist [histBuckets]atomic.Uint64
+	fsyncHist [statsfile.HistBuckets]atomic.Uint64
 	syncs     syncCounts    // calls that make something durable (stats.go)
 	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool

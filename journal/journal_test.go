@@ -14,6 +14,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
@@ -197,30 +198,30 @@ func firstDiff(a, b []byte) int {
 
 func TestFsyncHistogram(t *testing.T) {
 	// Buckets tile the line: each starts where the last ended.
-	for i := 1; i < histBuckets; i++ {
-		_, prevHi := HistBounds(i - 1)
-		lo, hi := HistBounds(i)
+	for i := 1; i < statsfile.HistBuckets; i++ {
+		_, prevHi := statsfile.HistBounds(i - 1)
+		lo, hi := statsfile.HistBounds(i)
 		if lo != prevHi || hi <= lo {
 			t.Fatalf("bucket %d = [%d,%d), previous ends at %d", i, lo, hi, prevHi)
 		}
-		if float64(hi-lo)/float64(lo) > 0.125+1e-9 && lo >= histSub {
+		if float64(hi-lo)/float64(lo) > 0.125+1e-9 && lo >= statsfile.HistSub {
 			t.Fatalf("bucket %d [%d,%d) wider than 12.5%%", i, lo, hi)
 		}
 	}
 	for _, us := range []uint64{0, 1, 7, 8, 9, 15, 16, 100, 1000, 123456, 1 << 30} {
-		lo, hi := HistBounds(histBucket(us))
+		lo, hi := statsfile.HistBounds(statsfile.HistBucket(us))
 		if us < lo || us >= hi {
 			t.Errorf("%d µs lands in [%d,%d)", us, lo, hi)
 		}
 	}
-	h := make([]uint64, histBuckets)
+	h := make([]uint64, statsfile.HistBuckets)
 	for us := uint64(1); us <= 1000; us++ {
-		h[histBucket(us)]++
+		h[statsfile.HistBucket(us)]++
 	}
-	if p := HistPercentile(h, 50); p < 470 || p > 530 {
+	if p := statsfile.HistPercentile(h, 50); p < 470 || p > 530 {
 		t.Errorf("p50 of 1..1000 µs = %v", p)
 	}
-	if p := HistPercentile(h, 99); p < 940 || p > 1040 {
+	if p := statsfile.HistPercentile(h, 99); p < 940 || p > 1040 {
 		t.Errorf("p99 of 1..1000 µs = %v", p)
 	}
 }
@@ -240,7 +241,7 @@ func (d slowSyncDevice) Sync() error {
 // groupCommit runs 16 goroutines that each write and fsync their own file
 // n times on a new store whose log device wrap makes from the log file
 // (nil: the file itself), and returns the filesystem's stats.
-func groupCommit(t testing.TB, wrap func(img []byte) xlog.Device, n int) Stats {
+func groupCommit(t testing.TB, wrap func(img []byte) xlog.Device, n int) statsfile.Stats {
 	dir := mkfs(t, 16<<20, 0)
 	var o Options
 	if wrap != nil {
@@ -296,7 +297,7 @@ func TestGroupCommit(t *testing.T) {
 // BenchmarkGroupCommit reports, over a real log file, how many fsync
 // callers one log force serves with 16 goroutines doing write+fsync.
 func BenchmarkGroupCommit(b *testing.B) {
-	var st Stats
+	var st statsfile.Stats
 	n := 0
 	for b.Loop() {
 		st = groupCommit(b, nil, 50)

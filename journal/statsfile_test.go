@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestStatsFileRoundTrip writes a mount's stats after some work and reads
@@ -25,7 +26,7 @@ func TestStatsFileRoundTrip(t *testing.T) {
 	check(t, fs.Close())
 	var buf bytes.Buffer
 	st.WriteTo(&buf)
-	f, err := ParseStats(buf.Bytes())
+	f, err := statsfile.Parse(buf.Bytes())
 	if err != nil {
 		t.Fatalf("ParseStats of WriteTo's output: %v\n%s", err, buf.String())
 	}
@@ -61,7 +62,7 @@ func TestStatsFileRoundTrip(t *testing.T) {
 	if _, ok := f.Number("cksum_mode"); ok {
 		t.Error("cksum_mode parsed as a number")
 	}
-	for _, name := range HistNames {
+	for _, name := range statsfile.HistNames {
 		h := f.Hist(name)
 		if len(h.Buckets) == 0 {
 			t.Errorf("%s: no buckets", name)
@@ -73,18 +74,18 @@ func TestStatsFileRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if got := f.Hist(HistFsync).Count(); got != 50 {
+	if got := f.Hist(statsfile.HistFsync).Count(); got != 50 {
 		t.Errorf("fsync histogram holds %d, want 50", got)
 	}
-	if p, want := f.Hist(HistFsync).Percentile(99), HistPercentile(st.FsyncHist, 99); p != want {
+	if p, want := f.Hist(statsfile.HistFsync).Percentile(99), statsfile.HistPercentile(st.FsyncHist, 99); p != want {
 		t.Errorf("fsync p99 from the file %v, from the counters %v", p, want)
 	}
-	if p, want := f.Hist(HistCksumRecord).Percentile(50), HistPercentile(st.CksumRecordHist, 50); p != want {
+	if p, want := f.Hist(statsfile.HistCksumRecord).Percentile(50), statsfile.HistPercentile(st.CksumRecordHist, 50); p != want {
 		t.Errorf("checksum p50 from the file %v, from the counters %v", p, want)
 	}
 	// A histogram line never shows up as a plain value.
-	if _, ok := f.Value(HistFsync); ok {
-		t.Errorf("%s parsed as a plain line", HistFsync)
+	if _, ok := f.Value(statsfile.HistFsync); ok {
+		t.Errorf("%s parsed as a plain line", statsfile.HistFsync)
 	}
 
 	// The JSON form: numbers as numbers, histograms summarised, buckets
@@ -94,15 +95,15 @@ func TestStatsFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Records    float64                `json:"log_records"`
-		Mode       string                 `json:"cksum_mode"`
-		Histograms map[string]HistSummary `json:"histograms"`
+		Records    float64                          `json:"log_records"`
+		Mode       string                           `json:"cksum_mode"`
+		Histograms map[string]statsfile.HistSummary `json:"histograms"`
 	}
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	fsync := back.Histograms[HistFsync]
-	if back.Records != float64(st.Records) || back.Mode != "batched" || fsync.Count != 50 || len(fsync.Buckets) != len(f.Hist(HistFsync).Buckets) || fsync.P50 > fsync.P90 || fsync.P90 > fsync.P99 || fsync.P99 > fsync.Max {
+	fsync := back.Histograms[statsfile.HistFsync]
+	if back.Records != float64(st.Records) || back.Mode != "batched" || fsync.Count != 50 || len(fsync.Buckets) != len(f.Hist(statsfile.HistFsync).Buckets) || fsync.P50 > fsync.P90 || fsync.P90 > fsync.P99 || fsync.P99 > fsync.Max {
 		t.Errorf("JSON: %s", b)
 	}
 	b, _ = json.Marshal(f.JSON(false))
@@ -119,11 +120,11 @@ func TestParseStatsRejects(t *testing.T) {
 		"fsync_us_hist 9 8 1\n",
 		"fsync_us_hist 16 18 1\nfsync_us_hist 8 9 1\n",
 	} {
-		if _, err := ParseStats([]byte(text)); err == nil || !strings.Contains(err.Error(), "line") {
+		if _, err := statsfile.Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), "line") {
 			t.Errorf("ParseStats(%q) = %v, want an error naming the line", text, err)
 		}
 	}
-	f, err := ParseStats([]byte("state degraded: checkpoint failed: no space\nprocess_cpu_ns 12\n"))
+	f, err := statsfile.Parse([]byte("state degraded: checkpoint failed: no space\nprocess_cpu_ns 12\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +134,10 @@ func TestParseStatsRejects(t *testing.T) {
 }
 
 func TestHistSub(t *testing.T) {
-	before := Hist{Name: HistFsync, Buckets: []Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 5}}}
-	after := Hist{Name: HistFsync, Buckets: []Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 7}, {Lo: 1024, Hi: 1152, Count: 1}}}
+	before := statsfile.Hist{Name: statsfile.HistFsync, Buckets: []statsfile.Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 5}}}
+	after := statsfile.Hist{Name: statsfile.HistFsync, Buckets: []statsfile.Bucket{{Lo: 8, Hi: 9, Count: 2}, {Lo: 16, Hi: 18, Count: 7}, {Lo: 1024, Hi: 1152, Count: 1}}}
 	d := after.Sub(before)
-	if len(d.Buckets) != 2 || d.Buckets[0] != (Bucket{Lo: 16, Hi: 18, Count: 2}) || d.Buckets[1] != (Bucket{Lo: 1024, Hi: 1152, Count: 1}) || d.Count() != 3 {
+	if len(d.Buckets) != 2 || d.Buckets[0] != (statsfile.Bucket{Lo: 16, Hi: 18, Count: 2}) || d.Buckets[1] != (statsfile.Bucket{Lo: 1024, Hi: 1152, Count: 1}) || d.Count() != 3 {
 		t.Errorf("after - before = %+v", d.Buckets)
 	}
 	if p := d.Percentile(100); p != 1088 {

@@ -1,4 +1,4 @@
-package journal
+package statsfile
 
 import (
 	"fmt"
@@ -16,28 +16,28 @@ import (
 // buckets, so a bucket is at most 12.5 % wide and percentiles read from it
 // are that close.
 const (
-	histSub     = 8
-	histBuckets = histSub + 30*histSub // up to about 2^33 µs (2.4 hours)
+	HistSub     = 8
+	HistBuckets = HistSub + 30*HistSub // up to about 2^33 µs (2.4 hours)
 )
 
-// histBucket returns the bucket of a latency in microseconds.
-func histBucket(us uint64) int {
-	if us < histSub {
+// HistBucket returns the bucket of a latency in microseconds.
+func HistBucket(us uint64) int {
+	if us < HistSub {
 		return int(us)
 	}
 	e := bits.Len64(us) - 1 // us in [2^e, 2^(e+1)), e >= 3
-	sub := int(us>>(e-3)) & (histSub - 1)
-	return min(histSub+(e-3)*histSub+sub, histBuckets-1)
+	sub := int(us>>(e-3)) & (HistSub - 1)
+	return min(HistSub+(e-3)*HistSub+sub, HistBuckets-1)
 }
 
 // HistBounds returns the microseconds bucket i covers: [lo, hi).
 func HistBounds(i int) (lo, hi uint64) {
-	if i < histSub {
+	if i < HistSub {
 		return uint64(i), uint64(i) + 1
 	}
-	e := (i-histSub)/histSub + 3
-	sub := uint64((i - histSub) % histSub)
-	lo = (histSub + sub) << (e - 3)
+	e := (i-HistSub)/HistSub + 3
+	sub := uint64((i - HistSub) % HistSub)
+	lo = (HistSub + sub) << (e - 3)
 	return lo, lo + 1<<(e-3)
 }
 
@@ -65,21 +65,21 @@ func HistPercentile(h []uint64, p float64) float64 {
 	return float64(lo+hi) / 2
 }
 
-// atomicHist is a log-linear histogram (see histBucket) updated without a
+// AtomicHist is a log-linear histogram (see histBucket) updated without a
 // lock, in any unit its user picks.
-type atomicHist [histBuckets]atomic.Uint64
+type AtomicHist [HistBuckets]atomic.Uint64
 
-func (h *atomicHist) add(v uint64) { h[histBucket(v)].Add(1) }
+func (h *AtomicHist) add(v uint64) { h[HistBucket(v)].Add(1) }
 
-func (h *atomicHist) snapshot() []uint64 {
-	s := make([]uint64, histBuckets)
+func (h *AtomicHist) Snapshot() []uint64 {
+	s := make([]uint64, HistBuckets)
 	for i := range s {
 		s[i] = h[i].Load()
 	}
 	return s
 }
 
-// cksumTimes is the journal's account of checksum time, beside the
+// CksumTimes is the journal's account of checksum time, beside the
 // Summer's totals: a histogram of each record's checksum CPU time (all of
 // it: at seal, and in inline mode at copy time too), and per log force (a
 // writer round that ends in a sync some force waits for) the time its
@@ -88,14 +88,14 @@ func (h *atomicHist) snapshot() []uint64 {
 // records, and the sync). The seal's wall time over the round's is the
 // checksum's share of the force's latency; its CPU time per force is the
 // checksum's cost on the force path, free of time off the CPU.
-type cksumTimes struct {
-	record        atomicHist // CPU ns per record, copy time included
-	forceCksum    atomicHist // checksum wall ns at seal per force
-	force         atomicHist // wall ns per force
-	forceNanos    atomic.Uint64
-	forceCksumN   atomic.Uint64 // wall
-	forceCksumCPU atomic.Uint64
-	forces        atomic.Uint64 // forces timed
+type CksumTimes struct {
+	Record        AtomicHist // CPU ns per record, copy time included
+	ForceCksum    AtomicHist // checksum wall ns at seal per force
+	Force         AtomicHist // wall ns per force
+	ForceNanos    atomic.Uint64
+	ForceCksumN   atomic.Uint64 // wall
+	ForceCksumCPU atomic.Uint64
+	Forces        atomic.Uint64 // forces timed
 
 	// checksum wall and CPU time at seal of the writer's round so far;
 	// the writer's alone
@@ -104,39 +104,23 @@ type cksumTimes struct {
 
 // Observe is the Summer's observer: it runs on the writer, which alone
 // seals records.
-func (c *cksumTimes) Observe(cost cksum.Cost) {
-	c.record.add(uint64(cost.TotalCPU()))
+func (c *CksumTimes) Observe(cost cksum.Cost) {
+	c.Record.add(uint64(cost.TotalCPU()))
 	c.round += cost.Wall
 	c.roundCPU += cost.CPU
 }
 
 // StartRound begins a writer round.
-func (c *cksumTimes) StartRound() { c.round, c.roundCPU = 0, 0 }
+func (c *CksumTimes) StartRound() { c.round, c.roundCPU = 0, 0 }
 
 // Forced accounts a writer round that ended in a sync a force waited for.
-func (c *cksumTimes) Forced(total time.Duration) {
-	c.force.add(uint64(total))
-	c.forceCksum.add(uint64(c.round))
-	c.forceNanos.Add(uint64(total))
-	c.forceCksumN.Add(uint64(c.round))
-	c.forceCksumCPU.Add(uint64(c.roundCPU))
-	c.forces.Add(1)
-}
-
-// syncCounts counts the calls by which the mounted journal makes
-// something durable, each a device cache flush on most filesystems under
-// the store (the log's fdatasyncs are xlogStats.syncs): what an fsync
-// costs the device, beside its latency.
-type syncCounts struct {
-	data       atomic.Uint64 // fdatasyncs of data files (fsync, checkpoints)
-	dir        atomic.Uint64 // fsyncs of the data directory (new data files' names)
-	checkpoint atomic.Uint64 // fsyncs of the checkpoint file and the store directory
-	writeback  atomic.Uint64 // write-backs without a flush (sync_file_range), the log force's flush covering them
-}
-
-func (fs *FS) recordFsync(d time.Duration) {
-	fs.fsyncs.Add(1)
-	fs.fsyncHist[histBucket(uint64(d/time.Microsecond))].Add(1)
+func (c *CksumTimes) Forced(total time.Duration) {
+	c.Force.add(uint64(total))
+	c.ForceCksum.add(uint64(c.round))
+	c.ForceNanos.Add(uint64(total))
+	c.ForceCksumN.Add(uint64(c.round))
+	c.ForceCksumCPU.Add(uint64(c.roundCPU))
+	c.Forces.Add(1)
 }
 
 // Stats are the filesystem's counters, as .stats shows them.
@@ -193,37 +177,6 @@ type Stats struct {
 	// Learned: writes the kernel made to data files directly
 	// (passthrough) that the journal learned and logged.
 	Learned uint64
-}
-
-// Stats returns the counters.
-func (fs *FS) Stats() Stats {
-	xs, head, tail, durable := fs.x.SnapshotStats()
-	s := Stats{
-		State: fs.State(), MountMode: fs.MountMode(),
-		CksumMode: fs.opts.Mode.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
-		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
-		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
-		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes,
-		LogSyncs: xs.Syncs, LogForces: xs.ForceCalls, ForceSyncs: xs.ForceSyncs,
-		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.SpaceWaits,
-		IclogWaits: xs.IclogWaits, SyncNanos: xs.SyncNanos, Cksum: fs.x.Sum.Stats(),
-		Head: head.LSN(), Tail: tail.LSN(), Durable: durable,
-	}
-	s.FsyncHist = make([]uint64, histBuckets)
-	for i := range s.FsyncHist {
-		s.FsyncHist[i] = fs.fsyncHist[i].Load()
-	}
-	t := &fs.times
-	s.CksumRecordHist, s.ForceCksumHist, s.ForceHist = t.record.snapshot(), t.forceCksum.snapshot(), t.force.snapshot()
-	s.ForceNanos, s.ForceCksumNanos = t.forceNanos.Load(), t.forceCksumN.Load()
-	s.Forces, s.ForceCksumCPUNanos = t.forces.Load(), t.forceCksumCPU.Load()
-	if fs.flush != nil {
-		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
-	}
-	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = fs.syncs.data.Load(), fs.syncs.dir.Load(), fs.syncs.checkpoint.Load()
-	s.Writebacks = fs.syncs.writeback.Load()
-	s.Learned = fs.learned.Load()
-	return s
 }
 
 // Syncs is every call that made something durable: the log's, the data

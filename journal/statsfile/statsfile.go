@@ -1,4 +1,4 @@
-package journal
+package statsfile
 
 import (
 	"bufio"
@@ -8,22 +8,6 @@ import (
 	"strings"
 )
 
-// The .stats format, which Stats.WriteTo writes (the mount's hidden
-// .stats file, expvar and the bench all show it) and ParseStats reads:
-// text, one item per line, each line a name, one space, and a value.
-//
-//	log_records 1234
-//	cksum_mode batched
-//	state degraded: checkpoint failed: ...
-//	fsync_us_hist 1024 1152 17
-//
-// Names are lower case with underscores and end in their unit where they
-// have one (_ns, _us, _bytes). A value is a number or text running to the
-// end of the line. A histogram is the lines of one name ending in _hist,
-// one per non-empty bucket, in increasing order: the bucket's bounds in
-// the name's unit, [lo, hi), and its count. Readers skip names they do not
-// know, so lines can be added.
-
 // The histograms of .stats; log-linear buckets (see HistBounds).
 const (
 	HistFsync       = "fsync_us_hist"        // fsync and fdatasync latency, µs
@@ -32,14 +16,14 @@ const (
 	HistForce       = "force_ns_hist"        // wall time per log force, ns
 )
 
-// StatsFile is a .stats file read back.
-type StatsFile struct {
-	Lines []StatLine // the "name value" lines, in order, histograms left out
-	Hists []Hist     // the histograms, in order of first appearance
+// File is a .stats file read back.
+type File struct {
+	Lines []Line // the "name value" lines, in order, histograms left out
+	Hists []Hist // the histograms, in order of first appearance
 }
 
-// StatLine is one "name value" line.
-type StatLine struct{ Name, Value string }
+// Line is one "name value" line.
+type Line struct{ Name, Value string }
 
 // Hist is a histogram of .stats: its non-empty buckets in increasing order.
 type Hist struct {
@@ -54,9 +38,9 @@ type Bucket struct {
 	Count uint64 `json:"count"`
 }
 
-// ParseStats reads the .stats format. Errors name the line.
-func ParseStats(b []byte) (*StatsFile, error) {
-	f := &StatsFile{}
+// Parse reads the .stats format. Errors name the line.
+func Parse(b []byte) (*File, error) {
+	f := &File{}
 	hists := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
@@ -70,7 +54,7 @@ func ParseStats(b []byte) (*StatsFile, error) {
 			return nil, fmt.Errorf(".stats line %d: %q is not \"name value\"", n, line)
 		}
 		if !strings.HasSuffix(name, "_hist") {
-			f.Lines = append(f.Lines, StatLine{name, value})
+			f.Lines = append(f.Lines, Line{name, value})
 			continue
 		}
 		var bk Bucket
@@ -93,7 +77,7 @@ func ParseStats(b []byte) (*StatsFile, error) {
 }
 
 // Value returns the value of the line name.
-func (f *StatsFile) Value(name string) (string, bool) {
+func (f *File) Value(name string) (string, bool) {
 	for _, l := range f.Lines {
 		if l.Name == name {
 			return l.Value, true
@@ -103,7 +87,7 @@ func (f *StatsFile) Value(name string) (string, bool) {
 }
 
 // Number returns the value of the line name as a number.
-func (f *StatsFile) Number(name string) (float64, bool) {
+func (f *File) Number(name string) (float64, bool) {
 	v, ok := f.Value(name)
 	if !ok {
 		return 0, false
@@ -113,7 +97,7 @@ func (f *StatsFile) Number(name string) (float64, bool) {
 }
 
 // Numbers returns every line whose value is a number.
-func (f *StatsFile) Numbers() map[string]float64 {
+func (f *File) Numbers() map[string]float64 {
 	m := map[string]float64{}
 	for _, l := range f.Lines {
 		if x, err := strconv.ParseFloat(l.Value, 64); err == nil {
@@ -125,7 +109,7 @@ func (f *StatsFile) Numbers() map[string]float64 {
 
 // Hist returns the histogram name; one without values is empty, not
 // missing: .stats writes no line for an empty histogram.
-func (f *StatsFile) Hist(name string) Hist {
+func (f *File) Hist(name string) Hist {
 	for _, h := range f.Hists {
 		if h.Name == name {
 			return h
@@ -209,7 +193,7 @@ func (h Hist) Summary(buckets bool) HistSummary {
 // and expvar show it: every line under its .stats name (a number where the
 // value is one), and "histograms": each histogram's summary by name, with
 // its buckets if asked.
-func (f *StatsFile) JSON(buckets bool) map[string]any {
+func (f *File) JSON(buckets bool) map[string]any {
 	m := map[string]any{}
 	for _, l := range f.Lines {
 		if x, err := strconv.ParseFloat(l.Value, 64); err == nil {
