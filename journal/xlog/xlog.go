@@ -9,6 +9,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/logbuf"
+	"github.com/xlogfs/xlogfs/profiling/labels"
 )
 
 // Pos is a record position: its cycle and block, and an absolute block
@@ -179,8 +180,7 @@ func New(c Config) (*Log, error) {
 		}
 		x.free = append(x.free, &iclogSlot{buf: buf})
 	}
-	x.baseLabels = pprof.WithLabels(context.Background(), pprof.Labels("phase", "logwrite"))
-	x.cksumLabels = pprof.WithLabels(context.Background(), pprof.Labels("phase", "checksum", "cksum_mode", c.Sum.Mode().String()))
+	x.baseLabels, x.cksumLabels = writerLabels(c.Sum.Mode())
 	go x.writer()
 	return x, nil
 }
@@ -650,4 +650,14 @@ func (x *Log) DurableLSN() logbuf.LSN {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.durable
+}
+
+// writerLabels are the pprof labels the writer runs under (package
+// profiling/labels defines them for the analyser too): phase=logwrite, and
+// while it seals and checksums records phase=checksum with the checksum
+// mode.
+func writerLabels(mode cksum.Mode) (base, checksum context.Context) {
+	base = pprof.WithLabels(context.Background(), pprof.Labels(labels.Phase, labels.PhaseLogWrite))
+	checksum = pprof.WithLabels(context.Background(), pprof.Labels(labels.Phase, labels.PhaseChecksum, labels.Mode, mode.String()))
+	return base, checksum
 }
