@@ -356,7 +356,7 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	r.Stored = h.CRC
 	n := int64(h.RecordBytes())
 	if off+n > int64(len(img)) {
-		r.Err = fmt.Errorf("record of %d bytes runs past the end of the log", n)
+		r.Err = fmt.Errorf("record of %d bytes at log offset %d runs past the end of the log (%d bytes)", n, off, len(img))
 		r.whole = "its header, of this cycle, claims a length no record has there"
 		return r, true
 	}

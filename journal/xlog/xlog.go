@@ -379,7 +379,9 @@ func (x *Log) writer() {
 		written = append(written, batch...)
 		if err == nil && sync {
 			start := time.Now()
-			err = x.Dev.Sync()
+			if err = x.Dev.Sync(); err != nil && len(written) > 0 {
+				err = fmt.Errorf("log sync (fdatasync) of the records up to %v: %w", written[len(written)-1].at.LSN(), err)
+			}
 			x.mu.Lock()
 			x.stats.Syncs++
 			x.stats.SyncNanos += uint64(time.Since(start))
@@ -392,7 +394,7 @@ func (x *Log) writer() {
 			}
 		}
 		if err != nil {
-			x.Fail(fmt.Errorf("log write: %w", err))
+			x.Fail(err)
 			return
 		}
 		if sync {
@@ -411,7 +413,11 @@ func (x *Log) writeRecord(ic *iclogSlot, durable logbuf.LSN) error {
 	pprof.SetGoroutineLabels(x.cksumLabels)
 	rec := ic.buf.Seal(ic.at.LSN(), ic.tail, durable, ic.prevBlock, x.Sum)
 	pprof.SetGoroutineLabels(x.baseLabels)
-	_, err := x.Dev.WriteAt(rec, int64(ic.at.block)*logbuf.BBSize)
+	off := int64(ic.at.block) * logbuf.BBSize
+	_, err := x.Dev.WriteAt(rec, off)
+	if err != nil {
+		err = fmt.Errorf("log write of record %v (%d bytes at log offset %d): %w", ic.at.LSN(), len(rec), off, err)
+	}
 	x.mu.Lock()
 	x.stats.Records++
 	x.stats.RecordBytes += uint64(len(rec))
