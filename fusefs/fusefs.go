@@ -168,16 +168,9 @@ var (
 	_ fs.NodeTmpfiler       = (*node)(nil)
 )
 
-// errno turns a journal error into the errno FUSE returns.
-func errno(err error) syscall.Errno {
-	if err == nil {
-		return 0
-	}
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EIO
-}
+// errno turns a journal error into the errno FUSE returns: the journal's
+// one mapping (journal.Errno).
+func errno(err error) syscall.Errno { return journal.Errno(err) }
 
 func fillAttr(a journal.Attr, out *fuse.Attr) {
 	out.Ino = uint64(a.Ino)
