@@ -530,9 +530,7 @@ func TestFullDisk(t *testing.T) {
 			attr := must[Attr](t)
 			hog := attr(w.fs.Create(meta.RootIno, "hog", meta.ModeReg|0o644, 0, 0, 0, ""))
 			// Leave room for the hog's data and not much more.
-			w.cfs.Mu.Lock()
-			w.cfs.Capacity = w.cfs.Used + 300<<10
-			w.cfs.Mu.Unlock()
+			w.cfs.SetHeadroom(300 << 10)
 			chunk := bytes.Repeat([]byte("h"), 64<<10)
 			var off int64
 			for len(chunk) > 0 {
@@ -574,9 +572,7 @@ func TestFullDisk(t *testing.T) {
 			// Full again, and the log filled with metadata: the journal
 			// must stop, since the checkpoint that would free the log
 			// cannot be written.
-			w.cfs.Mu.Lock()
-			w.cfs.Capacity = w.cfs.Used + 1024
-			w.cfs.Mu.Unlock()
+			w.cfs.SetHeadroom(1024)
 			value := bytes.Repeat([]byte("x"), 3000)
 			var stopErr error
 			for i := 0; i < 100000; i++ {

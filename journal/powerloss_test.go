@@ -269,9 +269,9 @@ func (w *powerWorld) hook(c *testfs.CrashFS, op, name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if op == "rename" && name == filepath.Join(powerDir, store.CheckpointName+".tmp") {
-		if _, _, n, err := c.Lookup("read", filepath.Join(powerDir, store.CheckpointName)); err == nil && n != nil {
-			if ck, err := store.DecodeCheckpoint(n.Data, store.CheckpointName); err == nil {
-				w.ckpts[ck.Seq] = slices.Clone(n.Data)
+		if b, ok := c.FileLocked(filepath.Join(powerDir, store.CheckpointName)); ok {
+			if ck, err := store.DecodeCheckpoint(b, store.CheckpointName); err == nil {
+				w.ckpts[ck.Seq] = slices.Clone(b)
 			}
 		}
 	}
@@ -310,22 +310,22 @@ func (w *powerWorld) stateLocked(img *testfs.CrashFS, ckptSeq uint64) powerState
 // take takes a crash image between operations, in the lock order of the
 // hook (CrashFS, then the oracle).
 func (w *powerWorld) take() {
-	w.cfs.Mu.Lock()
-	defer w.cfs.Mu.Unlock()
-	img, seq := w.cfs.CrashLocked(w.r), liveCheckpointSeq(w.cfs)
-	w.mu.Lock()
-	w.states = append(w.states, w.stateLocked(img, seq))
-	w.mu.Unlock()
+	w.cfs.WithLock(func() {
+		img, seq := w.cfs.CrashLocked(w.r), liveCheckpointSeq(w.cfs)
+		w.mu.Lock()
+		w.states = append(w.states, w.stateLocked(img, seq))
+		w.mu.Unlock()
+	})
 }
 
 // liveCheckpointSeq is the Seq of the checkpoint file as the live
-// filesystem sees it; the caller holds c.mu.
+// filesystem sees it; the caller holds c's lock.
 func liveCheckpointSeq(c *testfs.CrashFS) uint64 {
-	_, _, n, err := c.Lookup("read", filepath.Join(powerDir, store.CheckpointName))
-	if err != nil || n == nil {
+	b, ok := c.FileLocked(filepath.Join(powerDir, store.CheckpointName))
+	if !ok {
 		return 0
 	}
-	ck, err := store.DecodeCheckpoint(n.Data, store.CheckpointName)
+	ck, err := store.DecodeCheckpoint(b, store.CheckpointName)
 	if err != nil {
 		return 0
 	}
@@ -368,13 +368,13 @@ func (w *powerWorld) mount(cfs *testfs.CrashFS, files map[meta.Ino]*fileOracle) 
 	}
 	w.digests = map[uint32][32]byte{base: powerDigest(fs.model)}
 	w.mu.Unlock()
-	cfs.Mu.Lock()
-	if _, _, n, err := cfs.Lookup("read", filepath.Join(w.dir, store.CheckpointName)); err == nil && n != nil {
-		if ck, err := store.DecodeCheckpoint(n.Data, store.CheckpointName); err == nil {
-			w.ckpts[ck.Seq] = slices.Clone(n.Data)
+	cfs.WithLock(func() {
+		if b, ok := cfs.FileLocked(filepath.Join(w.dir, store.CheckpointName)); ok {
+			if ck, err := store.DecodeCheckpoint(b, store.CheckpointName); err == nil {
+				w.ckpts[ck.Seq] = slices.Clone(b)
+			}
 		}
-	}
-	cfs.Mu.Unlock()
+	})
 	fs.afterCommit = func(tid uint32, op *meta.Op) {
 		w.mu.Lock()
 		defer w.mu.Unlock()

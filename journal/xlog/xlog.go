@@ -141,7 +141,6 @@ type Config struct {
 	Head           Pos
 	PrevBlock      uint32
 	Tail           Pos
-	durable        logbuf.LSN
 	LastTID        uint32
 	OnDurable      func(txns []Committed, bound Boundary)
 	WantCheckpoint func()
@@ -163,7 +162,6 @@ func New(c Config) (*Log, error) {
 		head:           c.Head,
 		prevBlock:      c.PrevBlock,
 		tail:           c.Tail,
-		durable:        c.durable,
 		bound:          Boundary{Tail: c.Head, LastTID: c.LastTID},
 		nextTID:        c.LastTID + 1,
 		lastTID:        c.LastTID,

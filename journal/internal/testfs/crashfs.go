@@ -78,10 +78,10 @@ import (
 //
 // Paths are taken from the root; a relative one is read from the root too.
 type CrashFS struct {
-	Mu       sync.Mutex
+	mu       sync.Mutex
 	root     *cnode
-	Capacity int64 // 0: unlimited
-	Used     int64 // bytes of linked files
+	capacity int64 // 0: unlimited
+	used     int64 // bytes of linked files
 
 	// OnChange, if set (by tests), runs after every call that changes
 	// something or makes it durable, with mu held, naming the call (as
@@ -111,7 +111,7 @@ type cnode struct {
 	changes []nameChange      // made since, in order
 
 	// Files.
-	Data    []byte       // what every reader sees
+	data    []byte       // what every reader sees
 	disk    []byte       // durable bytes; len is the durable size
 	written []span.Span  // durably allocated and written ranges of disk, sorted, apart
 	cached  []dataChange // written back into the device's cache, not flushed: before every pending one
@@ -148,9 +148,9 @@ func newDirNode() *cnode {
 
 // SetCapacity caps the bytes the files may hold (0: no cap).
 func (c *CrashFS) SetCapacity(n int64) {
-	c.Mu.Lock()
-	c.Capacity = n
-	c.Mu.Unlock()
+	c.mu.Lock()
+	c.capacity = n
+	c.mu.Unlock()
 }
 
 func splitPath(name string) []string {
@@ -165,8 +165,36 @@ func pathErr(op, name string, err syscall.Errno) error {
 	return &os.PathError{Op: op, Path: name, Err: err}
 }
 
-// Lookup finds name's parent directory and the node (nil if missing).
-func (c *CrashFS) Lookup(op, name string) (parent *cnode, base string, n *cnode, err error) {
+// WithLock runs f with c's lock held, as OnChange runs: f may call the
+// methods that need it held (CrashLocked, FileLocked), and no call of the
+// filesystem runs meanwhile.
+func (c *CrashFS) WithLock(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
+// FileLocked returns the bytes of the file name as every reader sees them,
+// and false if there is no such file. The caller holds c's lock (OnChange,
+// WithLock); the bytes are c's own, to copy before the lock is released.
+func (c *CrashFS) FileLocked(name string) ([]byte, bool) {
+	_, _, n, err := c.lookup("read", name)
+	if err != nil || n == nil || n.dir {
+		return nil, false
+	}
+	return n.data, true
+}
+
+// SetHeadroom limits the filesystem to what its files use now plus n
+// bytes: a write beyond that fails with ENOSPC (see SetCapacity).
+func (c *CrashFS) SetHeadroom(n int64) {
+	c.mu.Lock()
+	c.capacity = c.used + n
+	c.mu.Unlock()
+}
+
+// lookup finds name's parent directory and the node (nil if missing).
+func (c *CrashFS) lookup(op, name string) (parent *cnode, base string, n *cnode, err error) {
 	parts := splitPath(name)
 	if len(parts) == 0 {
 		return nil, "", c.root, nil
@@ -200,7 +228,7 @@ func (c *CrashFS) setEntry(d *cnode, ch nameChange) {
 		if ch.from == "" {
 			ch.node.nlink++
 			if !ch.node.dir {
-				c.Used += int64(len(ch.node.Data))
+				c.used += int64(len(ch.node.data))
 			}
 		}
 		d.entries[ch.name] = ch.node
@@ -211,22 +239,22 @@ func (c *CrashFS) setEntry(d *cnode, ch nameChange) {
 func (c *CrashFS) unlink(n *cnode) {
 	n.nlink--
 	if n.nlink == 0 && !n.dir {
-		c.Used -= int64(len(n.Data))
+		c.used -= int64(len(n.data))
 	}
 }
 
 // grow reports whether n may grow to size bytes within the capacity.
 func (c *CrashFS) grow(n *cnode, size int64) bool {
-	extra := size - int64(len(n.Data))
-	return c.Capacity == 0 || extra <= 0 || n.nlink == 0 || c.Used+extra <= c.Capacity
+	extra := size - int64(len(n.data))
+	return c.capacity == 0 || extra <= 0 || n.nlink == 0 || c.used+extra <= c.capacity
 }
 
 // resize sets n's size, zeroing what it adds.
 func (c *CrashFS) resize(n *cnode, size int64) {
 	if n.nlink > 0 {
-		c.Used += size - int64(len(n.Data))
+		c.used += size - int64(len(n.data))
 	}
-	n.Data = Resized(n.Data, size)
+	n.data = Resized(n.data, size)
 	n.minSize = min(n.minSize, size)
 }
 
@@ -245,9 +273,9 @@ func Resized(b []byte, n int64) []byte {
 }
 
 func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (store.StoreFile, error) {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	d, base, n, err := c.Lookup("open", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, base, n, err := c.lookup("open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +297,7 @@ func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (store.Store
 		c.setEntry(d, nameChange{name: base, node: n})
 	}
 	f := &crashFile{fs: c, n: n, name: name, read: acc != os.O_WRONLY, write: acc != os.O_RDONLY}
-	if flag&os.O_TRUNC != 0 && f.write && len(n.Data) > 0 {
+	if flag&os.O_TRUNC != 0 && f.write && len(n.data) > 0 {
 		c.truncate(n, 0)
 	}
 	c.changed("open", name)
@@ -278,8 +306,8 @@ func (c *CrashFS) OpenFile(name string, flag int, perm os.FileMode) (store.Store
 
 func (c *CrashFS) truncate(n *cnode, size int64) {
 	ch := dataChange{off: size, size: size}
-	if size < int64(len(n.Data)) {
-		ch.zeroTo = int64(len(n.Data))
+	if size < int64(len(n.data)) {
+		ch.zeroTo = int64(len(n.data))
 	}
 	c.resize(n, size)
 	n.touch()
@@ -287,9 +315,9 @@ func (c *CrashFS) truncate(n *cnode, size int64) {
 }
 
 func (c *CrashFS) Mkdir(name string, perm os.FileMode) error {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	d, base, n, err := c.Lookup("mkdir", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, base, n, err := c.lookup("mkdir", name)
 	switch {
 	case err != nil:
 		return err
@@ -306,9 +334,9 @@ func (c *CrashFS) Mkdir(name string, perm os.FileMode) error {
 }
 
 func (c *CrashFS) Remove(name string) error {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	d, base, n, err := c.Lookup("remove", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, base, n, err := c.lookup("remove", name)
 	switch {
 	case err != nil:
 		return err
@@ -325,13 +353,13 @@ func (c *CrashFS) Remove(name string) error {
 }
 
 func (c *CrashFS) Rename(oldname, newname string) error {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	od, obase, on, err := c.Lookup("rename", oldname)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	od, obase, on, err := c.lookup("rename", oldname)
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err.(*os.PathError).Err}
 	}
-	nd, nbase, nn, err := c.Lookup("rename", newname)
+	nd, nbase, nn, err := c.lookup("rename", newname)
 	lerr := func(e syscall.Errno) error { return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: e} }
 	switch {
 	case err != nil:
@@ -355,9 +383,9 @@ func (c *CrashFS) Rename(oldname, newname string) error {
 }
 
 func (c *CrashFS) ReadDir(name string) ([]string, error) {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	_, _, n, err := c.Lookup("readdir", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _, n, err := c.lookup("readdir", name)
 	switch {
 	case err != nil:
 		return nil, err
@@ -370,22 +398,22 @@ func (c *CrashFS) ReadDir(name string) ([]string, error) {
 }
 
 func (c *CrashFS) Stat(name string) (iofs.FileInfo, error) {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	_, base, n, err := c.Lookup("stat", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, base, n, err := c.lookup("stat", name)
 	if err != nil {
 		return nil, err
 	}
 	if n == nil {
 		return nil, pathErr("stat", name, syscall.ENOENT)
 	}
-	return crashInfo{name: base, size: int64(len(n.Data)), dir: n.dir}, nil
+	return crashInfo{name: base, size: int64(len(n.data)), dir: n.dir}, nil
 }
 
 func (c *CrashFS) SyncDir(name string) error {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	_, _, n, err := c.Lookup("fsync", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _, n, err := c.lookup("fsync", name)
 	switch {
 	case err != nil:
 		return err
@@ -414,20 +442,20 @@ func (c *CrashFS) flushCacheLocked() {
 }
 
 func (c *CrashFS) Statfs(name string) (store.Space, error) {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	total := c.Capacity
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := c.capacity
 	if total == 0 {
 		total = 1 << 40
 	}
-	free := uint64(max(0, total-c.Used)) / 4096
+	free := uint64(max(0, total-c.used)) / 4096
 	return store.Space{Bsize: 4096, Blocks: uint64(total) / 4096, Bfree: free, Bavail: free}, nil
 }
 
 func (c *CrashFS) Lock(name string, exclusive bool) (io.Closer, error) {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	_, _, n, err := c.Lookup("flock", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _, n, err := c.lookup("flock", name)
 	switch {
 	case err != nil:
 		return nil, err
@@ -452,13 +480,13 @@ type crashLock struct {
 
 func (l *crashLock) Close() error {
 	l.once.Do(func() {
-		l.fs.Mu.Lock()
+		l.fs.mu.Lock()
 		if l.n.lock < 0 {
 			l.n.lock = 0
 		} else {
 			l.n.lock--
 		}
-		l.fs.Mu.Unlock()
+		l.fs.mu.Unlock()
 	})
 	return nil
 }
@@ -502,18 +530,18 @@ func (f *crashFile) check(op string, write bool) error {
 }
 
 func (f *crashFile) ReadAt(p []byte, off int64) (int, error) {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if err := f.check("read", false); err != nil {
 		return 0, err
 	}
 	if off < 0 {
 		return 0, pathErr("read", f.name, syscall.EINVAL)
 	}
-	if off >= int64(len(f.n.Data)) {
+	if off >= int64(len(f.n.data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, f.n.Data[off:])
+	n := copy(p, f.n.data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -521,8 +549,8 @@ func (f *crashFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
@@ -536,19 +564,19 @@ func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
 	if !f.fs.grow(f.n, end) {
 		return 0, pathErr("write", f.name, syscall.ENOSPC)
 	}
-	if end > int64(len(f.n.Data)) {
+	if end > int64(len(f.n.data)) {
 		f.fs.resize(f.n, end)
 	}
-	copy(f.n.Data[off:], p)
+	copy(f.n.data[off:], p)
 	f.n.touch()
-	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.Data))})
+	f.n.pending = append(f.n.pending, dataChange{off: off, data: slices.Clone(p), size: int64(len(f.n.data))})
 	f.fs.changed("write", f.name)
 	return len(p), nil
 }
 
 func (f *crashFile) Truncate(size int64) error {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if err := f.check("truncate", true); err != nil {
 		return err
 	}
@@ -564,8 +592,8 @@ func (f *crashFile) Truncate(size int64) error {
 }
 
 func (f *crashFile) Allocate(mode uint32, off, n int64) error {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if err := f.check("fallocate", true); err != nil {
 		return err
 	}
@@ -574,19 +602,19 @@ func (f *crashFile) Allocate(mode uint32, off, n int64) error {
 		return pathErr("fallocate", f.name, syscall.EINVAL)
 	}
 	end := off + n
-	size := int64(len(f.n.Data))
+	size := int64(len(f.n.data))
 	if mode&meta.FallocKeepSize == 0 {
 		size = max(size, end)
 	}
 	if !f.fs.grow(f.n, size) {
 		return pathErr("fallocate", f.name, syscall.ENOSPC)
 	}
-	if size > int64(len(f.n.Data)) {
+	if size > int64(len(f.n.data)) {
 		f.fs.resize(f.n, size)
 	}
 	ch := dataChange{off: off, size: size}
 	if mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 && off < size {
-		clear(f.n.Data[off:min(end, size)])
+		clear(f.n.data[off:min(end, size)])
 		ch.data = make([]byte, min(end, size)-off)
 		ch.unmap = true
 	}
@@ -603,20 +631,20 @@ func (f *crashFile) Datasync() error { return f.sync("fdatasync") }
 // and the page cache differ lies in a pending change's range or past the
 // smallest size since the last sync, so only those are copied.
 func (f *crashFile) sync(op string) error {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return pathErr(op, f.name, syscall.EBADF)
 	}
 	n := f.n
-	size := int64(len(n.Data))
+	size := int64(len(n.data))
 	keep := min(int64(len(n.disk)), n.minSize, size)
 	disk := Resized(n.disk[:keep], size)
-	copy(disk[keep:], n.Data[keep:])
+	copy(disk[keep:], n.data[keep:])
 	for _, ch := range slices.Concat(n.cached, n.pending) {
 		if ch.data != nil && ch.off < keep {
 			hi := min(ch.off+int64(len(ch.data)), keep)
-			copy(disk[ch.off:hi], n.Data[ch.off:hi])
+			copy(disk[ch.off:hi], n.data[ch.off:hi])
 		}
 	}
 	// What is now allocated and written on the device.
@@ -641,14 +669,14 @@ func (f *crashFile) sync(op string) error {
 // Writeback is sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) over the
 // whole file: see the type's comment for what it makes durable, and when.
 func (f *crashFile) Writeback() error {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return pathErr("sync_file_range", f.name, syscall.EBADF)
 	}
 	n := f.n
 	size := int64(len(n.disk))
-	if int64(len(n.Data)) != size || n.minSize < size {
+	if int64(len(n.data)) != size || n.minSize < size {
 		return nil // the size changed: writing back cannot make that durable
 	}
 	for _, ch := range n.pending {
@@ -671,8 +699,8 @@ func (f *crashFile) Writeback() error {
 // Overwritable reports how long a prefix of the file is durably allocated
 // and written.
 func (f *crashFile) Overwritable() (int64, error) {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return 0, pathErr("fiemap", f.name, syscall.EBADF)
 	}
@@ -691,19 +719,19 @@ func (f *crashFile) Overwritable() (int64, error) {
 // sync writes them either (the page cache keeps showing them until they
 // are overwritten).
 func (f *crashFile) writebackFailed() {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	f.n.pending = nil
-	f.n.minSize = int64(len(f.n.Data))
+	f.n.minSize = int64(len(f.n.data))
 }
 
 func (f *crashFile) Stat() (store.FileStat, error) {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return store.FileStat{}, pathErr("fstat", f.name, syscall.EBADF)
 	}
-	return store.FileStat{Size: int64(len(f.n.Data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
+	return store.FileStat{Size: int64(len(f.n.data)), Mtime: f.n.mtime, Ctime: f.n.mtime}, nil
 }
 
 // touch stamps a change of n's data or size, as the kernel stamps mtime
@@ -716,17 +744,17 @@ func (n *cnode) touch() {
 }
 
 func (f *crashFile) Size() (int64, error) {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return 0, pathErr("stat", f.name, syscall.EBADF)
 	}
-	return int64(len(f.n.Data)), nil
+	return int64(len(f.n.data)), nil
 }
 
 func (f *crashFile) Close() error {
-	f.fs.Mu.Lock()
-	defer f.fs.Mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	if f.closed {
 		return pathErr("close", f.name, syscall.EBADF)
 	}
@@ -739,8 +767,8 @@ func (f *crashFile) Close() error {
 // in the type's comment allows, chosen by r. A nil r keeps nothing that is
 // not durable. The result is a filesystem of its own, with nothing pending.
 func (c *CrashFS) Crash(r *rand.Rand) *CrashFS {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.CrashLocked(r)
 }
 
@@ -751,7 +779,7 @@ func (c *CrashFS) CrashLocked(r *rand.Rand) *CrashFS {
 	if r != nil {
 		policy = r.IntN(4) // 0, 1: each at random; 2: all lost; 3: all kept
 	}
-	out := &CrashFS{Capacity: c.Capacity}
+	out := &CrashFS{capacity: c.capacity}
 	seen := map[*cnode]*cnode{}
 	var conv func(n *cnode) *cnode
 	conv = func(n *cnode) *cnode {
@@ -790,8 +818,8 @@ func (c *CrashFS) CrashLocked(r *rand.Rand) *CrashFS {
 			return m
 		}
 		m.disk = crashData(n, r, policy)
-		m.Data = slices.Clone(m.disk)
-		m.minSize = int64(len(m.Data))
+		m.data = slices.Clone(m.disk)
+		m.minSize = int64(len(m.data))
 		m.written = span.Remove(slices.Clone(n.written), int64(len(m.disk)), 1<<62)
 		return m
 	}
@@ -799,7 +827,7 @@ func (c *CrashFS) CrashLocked(r *rand.Rand) *CrashFS {
 	out.root.nlink = 1
 	for _, m := range seen {
 		if !m.dir && m.nlink > 0 {
-			out.Used += int64(len(m.Data))
+			out.used += int64(len(m.data))
 		}
 	}
 	return out
@@ -857,9 +885,9 @@ func crashData(n *cnode, r *rand.Rand, policy int) []byte {
 // Edit changes a file's bytes in place, durably (for damaging a crash
 // image: bit flips, zeroed or stale blocks). edit may not change the length.
 func (c *CrashFS) Edit(name string, edit func(b []byte)) error {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
-	_, _, n, err := c.Lookup("edit", name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _, n, err := c.lookup("edit", name)
 	switch {
 	case err != nil:
 		return err
@@ -868,16 +896,16 @@ func (c *CrashFS) Edit(name string, edit func(b []byte)) error {
 	case n.dir || len(n.pending)+len(n.cached) > 0:
 		return pathErr("edit", name, syscall.EINVAL)
 	}
-	edit(n.Data)
-	n.disk = slices.Clone(n.Data)
+	edit(n.data)
+	n.disk = slices.Clone(n.data)
 	return nil
 }
 
 // Pending reports how many changes are not yet durable: data changes of
 // files and entry changes of directories.
 func (c *CrashFS) Pending() int {
-	c.Mu.Lock()
-	defer c.Mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	seen := map[*cnode]bool{}
 	var count func(n *cnode) int
 	count = func(n *cnode) int {
