@@ -60,7 +60,7 @@ type Options struct {
 	LogBSize           int         // iclog size; 0: the superblock's default
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
-	LogForceInterval   time.Duration                 // periodic log force (logforce.go); 0: DefaultLogForceInterval
+	LogForceInterval   time.Duration                 // periodic log force (xlog/logforce.go); 0: DefaultLogForceInterval
 	Device             xlog.Device                   // the log device; nil: DIR/log
 	Store              store.StoreFS                 // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
@@ -166,7 +166,7 @@ type FS struct {
 
 	fsyncs    atomic.Uint64
 	fsyncHist [statsfile.HistBuckets]atomic.Uint64
-	syncs     syncCounts    // calls that make something durable (stats.go)
+	syncs     syncCounts    // calls that make something durable (fsstats.go)
 	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 

@@ -54,7 +54,7 @@ type Inode struct {
 	// SizeFollows marks a regular file that the kernel may write in
 	// passthrough, synchronously too (O_SYNC, O_DSYNC, RWF_DSYNC),
 	// without the journal seeing it: recovery takes its size to be at
-	// least its data file's (passthrough.go). Set and cleared by
+	// least its data file's (journal/passthrough.go). Set and cleared by
 	// OpSizeFollows, nothing else.
 	SizeFollows bool
 }

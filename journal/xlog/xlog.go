@@ -506,7 +506,7 @@ func (x *Log) ForceWait(lsn logbuf.LSN, count bool) error {
 // that began after the call, even when lsn is durable already: what the
 // caller wrote back to the device before calling (a data file's
 // sync_file_range) is then durable too, where the filesystem under the
-// store needs no metadata for it (see fiemap.go). Concurrent callers share
+// store needs no metadata for it (see journal/store/fiemap.go). Concurrent callers share
 // one flush, as forces share one write.
 func (x *Log) ForceFlush(lsn logbuf.LSN) error {
 	x.mu.Lock()
