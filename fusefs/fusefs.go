@@ -19,6 +19,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/xlogfs/xlogfs/fusefs/uring"
 	"github.com/xlogfs/xlogfs/journal"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	Passthrough PassthroughMode
 	// Logf says which passthrough mode the mount ended in; nil: quiet.
 	Logf func(format string, a ...any)
+	// Transport is how requests reach the daemon (transport.go); the
+	// zero value is classic.
+	Transport Transport
 }
 
 // mount is what every node of one mount shares.
@@ -60,6 +64,9 @@ type mount struct {
 	kw       killWrites     // which writes must drop privileges
 	pt       atomic.Bool    // regular files open in passthrough
 	reqs     *RequestCounts // the requests served
+	// transport is the one the mount serves with, for .stats
+	transport Transport
+	rings     *uring.Transport // the rings of a uring mount, for .stats
 }
 
 // DefaultTimeout is how long the kernel may cache attributes and entries.
@@ -70,7 +77,7 @@ const DefaultTimeout = time.Second
 
 // Mount serves jfs at mountpoint. It returns once the kernel has answered
 // the mount; the caller waits on the server and closes jfs afterwards.
-func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) {
+func Mount(jfs *journal.FS, mountpoint string, o Options) (*Server, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -116,19 +123,36 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*fuse.Server, error) 
 	}
 	m.kw.RawFileSystem = newNoOpendir(fs.NewNodeFS(root, opts), jfs.NamespaceGen)
 	m.reqs = CountRequests(&m.kw)
-	server, err := fuse.NewServer(m.reqs, mountpoint, &opts.MountOptions)
-	if err != nil {
+	srv := &Server{mountpoint: mountpoint}
+	if o.Transport != TransportClassic {
+		var err error
+		if err = uringPossible(o.Logf); err == nil {
+			srv.Server, srv.rings, err = mountURing(m.reqs, mountpoint, &opts.MountOptions)
+		}
+		if err != nil && o.Transport == TransportUring {
+			return nil, fmt.Errorf("--transport uring: %w", err)
+		}
+		if err != nil {
+			o.Logf("transport classic: %v", err)
+		}
+	}
+	if srv.Server == nil {
+		server, err := fuse.NewServer(m.reqs, mountpoint, &opts.MountOptions)
+		if err != nil {
+			return nil, err
+		}
+		srv.Server = server
+	}
+	m.transport, m.rings = srv.Transport(), srv.rings
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
 		return nil, err
 	}
-	go server.Serve()
-	if err := server.WaitMount(); err != nil {
+	if err := m.decidePassthrough(srv.Server, jfs, o.Passthrough, o.Logf); err != nil {
+		srv.Unmount()
 		return nil, err
 	}
-	if err := m.decidePassthrough(server, jfs, o.Passthrough, o.Logf); err != nil {
-		server.Unmount()
-		return nil, err
-	}
-	return server, nil
+	return srv, nil
 }
 
 // node is every inode of the filesystem: directory, file, symlink or

@@ -38,11 +38,16 @@ func (n *node) statsInode(ctx context.Context, out *fuse.EntryOut) *fs.Inode {
 
 // content is .stats: the journal's counters and the daemon's CPU time
 // (StatsText), then this mount's: whether regular files are open in
-// kernel passthrough, and the FUSE requests served so far (those reading
-// .stats included).
+// kernel passthrough, the FUSE transport (and with io_uring, how many
+// requests came over the rings), and the FUSE requests served so far
+// (those reading .stats included).
 func (s *statsNode) content() []byte {
 	b := bytes.NewBuffer(StatsText(s.fsys))
 	fmt.Fprintf(b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[s.m.pt.Load()])
+	fmt.Fprintf(b, "transport %s\n", s.m.transport)
+	if s.m.rings != nil {
+		fmt.Fprintf(b, "uring_requests %d\n", s.m.rings.Served())
+	}
 	s.m.reqs.WriteTo(b)
 	return b.Bytes()
 }

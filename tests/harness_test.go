@@ -105,8 +105,20 @@ var daemonPidRE = regexp.MustCompile(`\(daemon pid (\d+)\)`)
 // ("on" would refuse to mount).
 const passthroughEnv = "XLOGFS_TEST_PASSTHROUGH"
 
-// mountFlags returns flags with the suite's passthrough choice added.
+// transportEnv, when set (classic, uring or auto), adds --transport=VALUE
+// to every mount the tests make that does not choose for itself, so the
+// whole suite runs over that FUSE transport ("make test" runs it over
+// uring too, when the kernel can):
+//
+//	XLOGFS_TEST_TRANSPORT=uring go test ./tests
+const transportEnv = "XLOGFS_TEST_TRANSPORT"
+
+// mountFlags returns flags with the suite's transport and passthrough
+// choices added.
 func mountFlags(flags []string) []string {
+	if tr := os.Getenv(transportEnv); tr != "" && !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--transport") }) {
+		flags = append(slices.Clone(flags), "--transport="+tr)
+	}
 	v := os.Getenv(passthroughEnv)
 	if v == "" {
 		return flags

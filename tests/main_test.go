@@ -36,6 +36,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "tests: prctl(PR_SET_CHILD_SUBREAPER): %v\n", err)
 		os.Exit(1)
 	}
+	// A run over io_uring where the kernel cannot serve it is skipped,
+	// saying why, rather than failing every mount.
+	if os.Getenv(transportEnv) == "uring" {
+		if why := uringUnavailable(); why != "" {
+			fmt.Printf("tests: skipping the run with %s=uring: %s\n", transportEnv, why)
+			os.Exit(0)
+		}
+	}
 	// The expected permission bits in the tests assume this umask.
 	unix.Umask(testUmask)
 	binDir, err := os.MkdirTemp("", "xlogfs-tests-bin-")
@@ -101,4 +109,19 @@ func helperCommand(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), helperEnv+"="+name)
 	return cmd
+}
+
+// uringUnavailable says why this machine cannot mount over FUSE's io_uring
+// transport, "" when it can: it needs root (the daemon mounts with
+// mount(2) and sets the fuse module's enable_uring) and a kernel with
+// FUSE over io_uring (Linux 6.14+, CONFIG_FUSE_IO_URING).
+func uringUnavailable() string {
+	const param = "/sys/module/fuse/parameters/enable_uring"
+	if os.Geteuid() != 0 {
+		return "not root"
+	}
+	if _, err := os.Stat(param); err != nil {
+		return "this kernel has no FUSE over io_uring (" + param + ": " + err.Error() + ")"
+	}
+	return ""
 }

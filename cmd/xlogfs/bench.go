@@ -112,6 +112,7 @@ func runBench(args []string) error {
 	writeSize := &sizeFlag{n: 4096}
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
+	transports := fs.String("transports", "classic", "FUSE transports of the xlogfs targets, comma-separated: classic, uring (a uring target's name ends in +uring)")
 	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
@@ -126,6 +127,9 @@ func runBench(args []string) error {
 	}
 	targets, err := benchrun.Targets(&cfg, *modes, *impls)
 	if err != nil {
+		return usage("%v", err)
+	}
+	if targets, err = benchrun.WithTransports(targets, *transports); err != nil {
 		return usage("%v", err)
 	}
 	for _, b := range strings.Split(*baseline, ",") {

@@ -87,6 +87,7 @@ type mountFlags struct {
 	profileRate              int
 	syslog                   string
 	passthrough              string
+	transport                string
 	immediate                *sizeFlag
 }
 
@@ -117,6 +118,7 @@ func runMount(args []string) error {
 	f.immediate = &sizeFlag{}
 	fs.Var(f.immediate, "immediate-write", "--journal meta without passthrough: log writes of at most this many bytes with their bytes (as ZFS's intent log does), so their fsync is a log force alone (e.g. 32k; default 0: none)")
 	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
+	fs.StringVar(&f.transport, "transport", "classic", "how FUSE requests reach the daemon: classic (/dev/fuse), uring (FUSE over io_uring, one ring per CPU; Linux 6.14+, root; sets the fuse module's enable_uring) or auto (uring where the kernel and privileges allow)")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
@@ -194,6 +196,9 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	}
 	if pt == fusefs.PassthroughOn && o.Journal != journal.JournalMeta {
 		return o, fs.usagef("--passthrough=on needs --journal meta: --journal data logs every written byte, so writes go through the daemon")
+	}
+	if _, err := fusefs.ParseTransport(f.transport); err != nil {
+		return o, fs.usagef("--transport: %v", err)
 	}
 	if f.immediate.n > 0 {
 		switch {
@@ -543,8 +548,9 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	pt, _ := fusefs.ParsePassthrough(f.passthrough) // checked by journalOptions
+	tr, _ := fusefs.ParseTransport(f.transport)     // checked by journalOptions
 	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug,
-		DirectIO: f.directIO, ReadOnly: f.ro, Passthrough: pt, Logf: rep.logf})
+		DirectIO: f.directIO, ReadOnly: f.ro, Passthrough: pt, Transport: tr, Logf: rep.logf})
 	if err != nil {
 		jfs.Close()
 		return fmt.Errorf("mounting at %s: %w", mnt, err)

@@ -57,6 +57,8 @@ type Target struct {
 	Mode     string `json:"mode,omitempty"`
 	Impl     string `json:"impl,omitempty"`      // the implementation's name
 	ImplSpec string `json:"impl_spec,omitempty"` // as asked (best, generic, ...)
+	// Transport is the FUSE transport of an xlogfs target; empty: classic.
+	Transport string `json:"transport,omitempty"`
 }
 
 // Run is one target in one round.

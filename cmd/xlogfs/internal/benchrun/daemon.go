@@ -72,6 +72,9 @@ func (b *Bencher) mount(t benchreport.Target, store, mnt, profile, logFile strin
 		if b.Cfg.FlushLatency > 0 {
 			args = append(args, "--flush-latency", b.Cfg.FlushLatency.String())
 		}
+		if t.Transport != "" {
+			args = append(args, "--transport", t.Transport)
+		}
 		args = append(append(args, b.Cfg.MountFlags...), store, mnt)
 	case "loopback":
 		if err := os.MkdirAll(store, 0o755); err != nil {

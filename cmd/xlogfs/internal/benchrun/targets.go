@@ -69,6 +69,35 @@ func Targets(cfg *benchreport.Config, modes, impls string) ([]benchreport.Target
 	return ts, nil
 }
 
+// WithTransports makes a target of every xlogfs target × transport
+// (classic keeps the target's name, uring adds "+uring").
+func WithTransports(ts []benchreport.Target, list string) ([]benchreport.Target, error) {
+	var trs []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" || slices.Contains(trs, s) {
+			continue
+		}
+		if s != "classic" && s != "uring" {
+			return nil, fmt.Errorf("--transports: unknown transport %q (want classic or uring)", s)
+		}
+		trs = append(trs, s)
+	}
+	if len(trs) == 0 {
+		return nil, errors.New("--transports: none given")
+	}
+	var out []benchreport.Target
+	for _, tr := range trs {
+		for _, t := range ts {
+			if tr != "classic" {
+				t.Name += "+" + tr
+				t.Transport = tr
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // ResolveReference finds the target spec names: a target's name, or
 // MODE/IMPL with IMPL as asked (best).
 func ResolveReference(spec string, targets []benchreport.Target) (string, error) {

@@ -79,3 +79,21 @@ func TestFactorialTargets(t *testing.T) {
 		t.Error("--impls nope accepted")
 	}
 }
+
+func TestWithTransports(t *testing.T) {
+	ts := []benchreport.Target{{Name: "batched/generic", Kind: "xlogfs", Mode: "batched", Impl: "generic"}}
+	got, err := WithTransports(ts, "classic, uring,classic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "batched/generic" || got[0].Transport != "" ||
+		got[1].Name != "batched/generic+uring" || got[1].Transport != "uring" {
+		t.Errorf("targets %+v, want batched/generic (classic) and batched/generic+uring", got)
+	}
+	if ref, err := ResolveReference("batched/generic", got); err != nil || ref != "batched/generic" {
+		t.Errorf("reference batched/generic → %q, %v; want the classic target", ref, err)
+	}
+	if _, err := WithTransports(ts, "splice"); err == nil {
+		t.Error("--transports splice accepted")
+	}
+}
