@@ -13,7 +13,7 @@ rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$(d),$(2)) $(filte
 SOURCES := $(call rwildcard,.,*.go *.s *.h)
 GOFILES := $(filter %.go,$(SOURCES))
 
-.PHONY: all build test bench vet deps test-go test-uring test-ppc64 crashtest mutation
+.PHONY: all build test bench bench-deps vet deps test-go test-uring test-ppc64 crashtest mutation
 
 all: build
 
@@ -60,13 +60,32 @@ test-uring:
 # VPMSUMD is slow: cksum's exhaustive tests take about 1.5 min on ppc64le
 # (where stdlib's kernel is vector too) and 20 s on ppc64, on 2 cores.
 test-ppc64:
-	GOARCH=ppc64le QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64le-static ./cksum ./ppc64
-	GOARCH=ppc64 QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64-static ./cksum ./ppc64
+	GOARCH=ppc64le QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64le-static ./cksum/... ./ppc64
+	GOARCH=ppc64 QEMU_CPU=power8 $(GO) test -timeout 20m -exec qemu-ppc64-static ./cksum/... ./ppc64
 
-# The bench installs what it needs itself (fuse3; dbench or MariaDB only
-# for those workloads), so it does not wait for the test suite's packages.
-bench: build
-	$(BIN) bench
+# The bench installs nothing itself (it names a missing package and stops):
+# bench-deps installs what this run needs, fuse3 for every workload, dbench
+# or MariaDB and sysbench only when BENCH_ARGS asks for that workload, e.g.
+# make bench BENCH_ARGS="--workload dbench". It does not wait for the test
+# suite's packages.
+BENCH_ARGS ?=
+
+bench: build bench-deps
+	$(BIN) bench $(BENCH_ARGS)
+
+bench-deps:
+	@missing=""; \
+	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	case " $(BENCH_ARGS) " in \
+	*dbench*) command -v dbench >/dev/null 2>&1 || missing="$$missing dbench";; \
+	*mariadb*) { command -v mariadbd >/dev/null 2>&1 || test -x /usr/sbin/mariadbd; } || missing="$$missing mariadb-server"; \
+		command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench";; \
+	esac; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends $$missing || { apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+	fi
 
 # The journal's crash tests at full strength: 100,000 crash states each
 # (make test runs 2,000 of each): the randomized crash test (log device

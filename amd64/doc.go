@@ -19,23 +19,7 @@
 // from); each assembly file explains its own technique: scalar_amd64.s,
 // xmm_amd64.s, ymm_amd64.s, zmm_amd64.s, fusion_amd64.s, shift_amd64.s.
 //
-// On other architectures, and on CPUs without SSE4.2 and PCLMULQDQ, Kernels
-// returns nil.
+// Kernels describes each as a crc32c.Kernel (package cksum/crc32c, the leaf
+// this package shares with cksum and ppc64). On other architectures, and on
+// CPUs without SSE4.2 and PCLMULQDQ, Kernels returns nil.
 package amd64
-
-// Kernel is one CRC-32C kernel. Update has exactly the semantics of
-// hash/crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p): crc is the
-// previous finalized CRC, and Update(0, p) is the CRC-32C of p.
-//
-// Combine(crcA, crcB, lenB) is the CRC-32C of A‖B given crcA, the CRC of A,
-// and crcB, the CRC of B, len(B) = lenB: Update(crcA, B) without B.
-//
-// CopyUpdate(dst, src, crc) copies src into dst as copy does (n =
-// min(len(dst), len(src)) bytes) and returns Update(crc, src[:n]), reading
-// each byte once: the copy rides along with the checksum.
-type Kernel struct {
-	Name, Desc string
-	Update     func(crc uint32, p []byte) uint32
-	Combine    func(crcA, crcB uint32, lenB int) uint32
-	CopyUpdate func(dst, src []byte, crc uint32) uint32
-}

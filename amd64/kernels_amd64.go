@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/xlogfs/xlogfs/cksum/crc32c"
 )
 
 // Assembly routines. All take and return the raw CRC state (no inversions).
@@ -107,14 +109,14 @@ func combine(crcA, crcB uint32, lenB int) uint32 {
 }
 
 // Kernels lists the kernels this CPU can run, fastest first.
-func Kernels() []Kernel {
-	var ks []Kernel
+func Kernels() []crc32c.Kernel {
+	var ks []crc32c.Kernel
 	if hasAVX512 {
-		ks = append(ks, Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
+		ks = append(ks, crc32c.Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
 			Update: updateAVX512, Combine: combine, CopyUpdate: copyUpdateAVX512})
 	}
 	if hasCLMUL {
-		ks = append(ks, Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
+		ks = append(ks, crc32c.Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
 			Update: updateCLMUL, Combine: combine, CopyUpdate: copyUpdateCLMUL})
 	}
 	return ks

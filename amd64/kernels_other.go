@@ -2,6 +2,8 @@
 
 package amd64
 
+import "github.com/xlogfs/xlogfs/cksum/crc32c"
+
 // Kernels lists the kernels this CPU can run, fastest first. Off amd64 there
 // are none.
-func Kernels() []Kernel { return nil }
+func Kernels() []crc32c.Kernel { return nil }

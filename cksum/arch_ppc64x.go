@@ -8,9 +8,11 @@ import "github.com/xlogfs/xlogfs/ppc64"
 // VPMSUMD kernel of package ppc64 on POWER8 and later, on either byte order.
 // It has no shift of its own: Combine is the portable one.
 func archImpls() []Impl {
-	var list []Impl
-	for _, k := range ppc64.Kernels() {
-		list = append(list, Impl{Name: k.Name, Desc: k.Desc, Update: k.Update, Combine: gf2Combine, CopyUpdate: k.CopyUpdate})
+	list := ppc64.Kernels()
+	for i := range list {
+		if list[i].Combine == nil {
+			list[i].Combine = gf2Combine
+		}
 	}
 	return list
 }

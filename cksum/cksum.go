@@ -13,21 +13,18 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+
+	"github.com/xlogfs/xlogfs/cksum/crc32c"
 )
 
-// Impl is one CRC-32C implementation. Update(crc, p) must equal
-// crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) for every input,
-// Combine(Update(0, a), Update(0, b), len(b)) must equal
-// Update(Update(0, a), b) (see Combine), and CopyUpdate(dst, src, crc) must
-// copy as copy(dst, src) does and return Update(crc, src[:n]) over the n
-// bytes copied (see CopyUpdate).
-type Impl struct {
-	Name       string // short name, used by --cksum-impl
-	Desc       string // one line for humans
-	Update     func(crc uint32, p []byte) uint32
-	Combine    func(crcA, crcB uint32, lenB int) uint32
-	CopyUpdate func(dst, src []byte, crc uint32) uint32
-}
+// Impl is one CRC-32C implementation, described as package crc32c's Kernel
+// is: Update(crc, p) must equal crc32.Update(crc,
+// crc32.MakeTable(crc32.Castagnoli), p) for every input, Combine(Update(0,
+// a), Update(0, b), len(b)) must equal Update(Update(0, a), b) (see
+// Combine), and CopyUpdate(dst, src, crc) must copy as copy(dst, src) does
+// and return Update(crc, src[:n]) over the n bytes copied (see CopyUpdate).
+// Every Impl of Impls has all three.
+type Impl = crc32c.Kernel
 
 var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 

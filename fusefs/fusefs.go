@@ -24,7 +24,8 @@ import (
 )
 
 // StatsName is the read-only file in the root that shows the journal's
-// counters (DESIGN §6). It is hidden from readdir.
+// counters (journal.Stats, in the format journal.ParseStats reads). It is
+// hidden from readdir.
 const StatsName = ".stats"
 
 // statsIno is the inode number of .stats: far above any the journal
@@ -191,16 +192,9 @@ var (
 	_ fs.NodeTmpfiler       = (*node)(nil)
 )
 
-// errno turns a journal error into the errno FUSE returns.
-func errno(err error) syscall.Errno {
-	if err == nil {
-		return 0
-	}
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EIO
-}
+// errno turns a journal error into the errno FUSE returns: the journal's
+// one mapping (journal.Errno).
+func errno(err error) syscall.Errno { return journal.Errno(err) }
 
 func fillAttr(a journal.Attr, out *fuse.Attr) {
 	out.Ino = uint64(a.Ino)

@@ -19,6 +19,10 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -69,12 +73,12 @@ type crashWorld struct {
 	r       *rand.Rand
 	dir     string
 	opts    Options
-	dev     *CrashDevice
+	dev     *testfs.CrashDevice
 	fs      *FS
 	digests map[[32]byte][]uint32 // model (orphans dropped) -> tids after which it held
 	lastTID uint32                // newest committed
 	acked   uint32                // newest acknowledged by a completed fsync
-	tidOf   map[Ino]uint32        // newest transaction touching each inode
+	tidOf   map[meta.Ino]uint32   // newest transaction touching each inode
 	base    uint32                // tid of the recovered state this generation started from
 	names   []string
 	stats   *crashStats
@@ -110,7 +114,7 @@ type writtenRec struct {
 // histDevice is the log device of a crashWorld: a CrashDevice that keeps
 // the world's account of record writes.
 type histDevice struct {
-	*CrashDevice
+	*testfs.CrashDevice
 	w *crashWorld
 }
 
@@ -121,7 +125,7 @@ func (d histDevice) WriteAt(p []byte, off int64) (int, error) {
 
 // noteWrite keeps what a write overwrites (records, and the zeros a mount
 // clears past the head with) and the account of each record written.
-func (w *crashWorld) noteWrite(dev *CrashDevice, p []byte, off int64) {
+func (w *crashWorld) noteWrite(dev *testfs.CrashDevice, p []byte, off int64) {
 	old := make([]byte, len(p))
 	dev.ReadAt(old, off)
 	var wr *writtenRec
@@ -211,13 +215,13 @@ type snapshot struct {
 	writtenLen int
 }
 
-func digestOf(m *Model) [32]byte {
+func digestOf(m *meta.Model) [32]byte {
 	c := m.Clone()
 	c.DropOrphans()
 	return c.Digest()
 }
 
-func (w *crashWorld) mount(dev *CrashDevice) {
+func (w *crashWorld) mount(dev *testfs.CrashDevice) {
 	w.dev = dev
 	o := w.opts
 	o.Device = histDevice{dev, w}
@@ -229,16 +233,16 @@ func (w *crashWorld) mount(dev *CrashDevice) {
 		w.t.Fatal(err)
 	}
 	w.fs = fs
-	w.tidOf = map[Ino]uint32{}
-	w.base = fs.bound.lastTID
+	w.tidOf = map[meta.Ino]uint32{}
+	w.base = fs.bound.LastTID
 	w.lastTID, w.acked = w.base, w.base
 	w.digests = map[[32]byte][]uint32{digestOf(fs.model): {w.base}}
-	fs.afterCommit = func(tid uint32, op *Op) {
+	fs.afterCommit = func(tid uint32, op *meta.Op) {
 		w.lastTID = tid
 		d := digestOf(fs.model)
 		w.digests[d] = append(w.digests[d], tid)
 
-		for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {
+		for _, ino := range []meta.Ino{op.Ino, op.Parent, op.NewParent} {
 			if ino != 0 {
 				w.tidOf[ino] = tid
 			}
@@ -252,16 +256,14 @@ func (w *crashWorld) mount(dev *CrashDevice) {
 func (w *crashWorld) take() snapshot {
 	w.fs.ckptMu.Lock()
 	defer w.fs.ckptMu.Unlock()
-	ck, err := os.ReadFile(filepath.Join(w.dir, checkpointName))
+	ck, err := os.ReadFile(filepath.Join(w.dir, store.CheckpointName))
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.fs.mu.RLock()
 	committed, acked := w.lastTID, w.acked
 	w.fs.mu.RUnlock()
-	w.fs.x.mu.Lock()
-	durable := w.fs.x.durable
-	w.fs.x.mu.Unlock()
+	durable := w.fs.x.DurableLSN()
 	img := w.dev.CrashImage(w.r)
 	w.histMu.Lock()
 	hl, wl := len(w.hist), len(w.written)
@@ -273,11 +275,11 @@ func (w *crashWorld) take() snapshot {
 func (w *crashWorld) storeFor(s snapshot) string {
 	t := w.t
 	dir := filepath.Join(fastTempDir(t), "store")
-	check(t, os.MkdirAll(filepath.Join(dir, dataDirName), 0o755))
-	sb, err := os.ReadFile(filepath.Join(w.dir, superblockName))
+	check(t, os.MkdirAll(filepath.Join(dir, store.DataDirName), 0o755))
+	sb, err := os.ReadFile(filepath.Join(w.dir, store.SuperblockName))
 	check(t, err)
-	check(t, os.WriteFile(filepath.Join(dir, superblockName), sb, 0o644))
-	check(t, os.WriteFile(filepath.Join(dir, checkpointName), s.ckpt, 0o644))
+	check(t, os.WriteFile(filepath.Join(dir, store.SuperblockName), sb, 0o644))
+	check(t, os.WriteFile(filepath.Join(dir, store.CheckpointName), s.ckpt, 0o644))
 	return dir
 }
 
@@ -286,7 +288,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // verifiesIndependently recomputes a record's CRC from the image with
 // hash/crc32, not with the code under test; with cycle words restored if
 // recovery restored them (then their bytes alone were off).
-func verifiesIndependently(img []byte, r *ScannedRecord) bool {
+func verifiesIndependently(img []byte, r *xlog.ScannedRecord) bool {
 	b := bytes.Clone(img[r.Offset : r.Offset+int64(r.Header.RecordBytes())])
 	if r.Restamped > 0 {
 		binary.BigEndian.PutUint32(b[0:], logbuf.HeaderMagic)
@@ -303,16 +305,16 @@ func verifiesIndependently(img []byte, r *ScannedRecord) bool {
 // recover mounts a copy of the store holding the snapshot and checks the
 // recovered model is the model after some transaction k with
 // acked <= k <= committed. It returns the recovered filesystem's directory.
-func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice, Recovery) {
+func (w *crashWorld) recover(s snapshot, seed uint64) (string, *testfs.CrashDevice, Recovery) {
 	t := w.t
 	dir := w.storeFor(s)
-	dev := NewCrashDevice(s.image)
+	dev := testfs.NewCrashDevice(s.image)
 
 	// No record that fails its CRC may be replayed: every record the
 	// walk accepts verifies, by a CRC computed here.
-	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
+	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
-	for _, r := range scanLog(s.image, ck).records {
+	for _, r := range xlog.ScanLog(s.image, windowOf(ck)).Records {
 		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r) {
 			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x, which does not verify",
 				seed, r.LSN(), r.Stored, r.Computed)
@@ -339,7 +341,7 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *CrashDevice, Rec
 		w.stats.wrapped++
 	}
 	fs.Abandon()
-	return dir, NewCrashDevice(dev.Image()), rec
+	return dir, testfs.NewCrashDevice(dev.Image()), rec
 }
 
 // checkRecovered checks a recovered filesystem holds consistent metadata,
@@ -393,10 +395,10 @@ var faultNames = []string{"bit flip", "zeroed block", "stale block"}
 // durable record to damage.
 func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	t, r := w.t, w.r
-	ck, err := decodeCheckpoint(s.ckpt, "checkpoint")
+	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
-	var durable []ScannedRecord
-	for _, rec := range scanLog(s.image, ck).records {
+	var durable []xlog.ScannedRecord
+	for _, rec := range xlog.ScanLog(s.image, windowOf(ck)).Records {
 		if rec.LSN() <= s.durable {
 			durable = append(durable, rec)
 		}
@@ -405,7 +407,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 		return false
 	}
 	logbufs := w.opts.LogBufs
-	var target ScannedRecord
+	var target xlog.ScannedRecord
 	if r.IntN(2) == 0 {
 		near := durable[max(0, len(durable)-logbufs-1):]
 		target = near[r.IntN(len(near))]
@@ -499,11 +501,11 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	// Whether recovery takes the damaged record as valid after restoring
 	// its cycle words (then its CRC proves every other byte).
 	kept := false
-	for _, sr := range scanLog(img, ck).records {
+	for _, sr := range xlog.ScanLog(img, windowOf(ck)).Records {
 		kept = kept || sr.LSN() == T && sr.Restamped > 0
 	}
 
-	dev := NewCrashDevice(img)
+	dev := testfs.NewCrashDevice(img)
 	o := w.opts
 	o.Device = dev
 	fs, err := Open(w.storeFor(s), quietOpts(o))
@@ -513,7 +515,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 		defer fs.Abandon()
 	}
 	w.stats.outcome(err, rec)
-	var ce *CorruptionError
+	var ce *xlog.CorruptionError
 	switch {
 	case err != nil:
 		if !errors.As(err, &ce) || ce.LSN != T {
@@ -554,14 +556,14 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 func (w *crashWorld) step() {
 	fs, r := w.fs, w.r
 	fs.mu.RLock()
-	inos := slices.Sorted(func(yield func(Ino) bool) {
+	inos := slices.Sorted(func(yield func(meta.Ino) bool) {
 		for ino := range fs.model.Inodes {
 			if !yield(ino) {
 				return
 			}
 		}
 	})
-	var dirs, files []Ino
+	var dirs, files []meta.Ino
 	for _, ino := range inos {
 		in := fs.model.Inodes[ino]
 		if in.IsDir() {
@@ -571,9 +573,9 @@ func (w *crashWorld) step() {
 		}
 	}
 	fs.mu.RUnlock()
-	pick := func(s []Ino) Ino {
+	pick := func(s []meta.Ino) meta.Ino {
 		if len(s) == 0 {
-			return RootIno
+			return meta.RootIno
 		}
 		return s[r.IntN(len(s))]
 	}
@@ -585,11 +587,11 @@ func (w *crashWorld) step() {
 	}
 	switch {
 	case k < 14:
-		fs.Create(pick(dirs), name(), ModeReg|0o644, 0, 0, 0, "")
+		fs.Create(pick(dirs), name(), meta.ModeReg|0o644, 0, 0, 0, "")
 	case k < 18:
-		fs.Create(pick(dirs), name(), ModeDir|0o755, 0, 0, 0, "")
+		fs.Create(pick(dirs), name(), meta.ModeDir|0o755, 0, 0, 0, "")
 	case k < 20:
-		fs.Create(pick(dirs), name(), ModeLink|0o777, 0, 0, 0, name())
+		fs.Create(pick(dirs), name(), meta.ModeLink|0o777, 0, 0, 0, name())
 	case k < 23:
 		fs.Link(pick(files), pick(dirs), name())
 	case k < 28:
@@ -597,12 +599,12 @@ func (w *crashWorld) step() {
 	case k < 30:
 		fs.Rmdir(pick(dirs), name())
 	case k < 35:
-		flags := []uint32{0, 0, RenameNoReplace, RenameExchange}[r.IntN(4)]
+		flags := []uint32{0, 0, meta.RenameNoReplace, meta.RenameExchange}[r.IntN(4)]
 		fs.Rename(pick(dirs), name(), pick(dirs), name(), flags)
 	case k < 40:
-		fs.SetAttr(pick(inos), SetAttrIn{Mask: SetMode | SetMtime, Mode: uint32(r.IntN(0o777)), Mtime: now})
+		fs.SetAttr(pick(inos), SetAttrIn{Mask: meta.SetMode | meta.SetMtime, Mode: uint32(r.IntN(0o777)), Mtime: now})
 	case k < 44:
-		fs.SetAttr(pick(files), SetAttrIn{Mask: SetSize, Size: r.Int64N(20000)})
+		fs.SetAttr(pick(files), SetAttrIn{Mask: meta.SetSize, Size: r.Int64N(20000)})
 	case k < 66:
 		b := make([]byte, 1+r.IntN(6000))
 		for i := range b {
@@ -668,10 +670,10 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 		runSeed := r.Uint64()
 		rr := rand.New(rand.NewPCG(runSeed, 1))
 		dir := filepath.Join(fastTempDir(t), "store")
-		if _, err := Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10}); err != nil {
+		if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10}); err != nil {
 			t.Fatal(err)
 		}
-		img, err := os.ReadFile(filepath.Join(dir, logName))
+		img, err := os.ReadFile(filepath.Join(dir, store.LogName))
 		check(t, err)
 		w := &crashWorld{t: t, r: rr, dir: dir, names: []string{"a", "b", "c", "d", "e", "f"}, stats: &cs, fsyncRate: []float64{0.02, 0.1, 0.25}[rr.IntN(3)]}
 		w.opts = Options{
@@ -680,7 +682,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
 		}
-		w.mount(NewCrashDevice(img))
+		w.mount(testfs.NewCrashDevice(img))
 		for gen := 0; gen < 6 && more(); gen++ {
 			var snaps []snapshot
 			for range 30 + rr.IntN(400) {
@@ -696,7 +698,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 			w.fs.Abandon()
 			type recovered struct {
 				dir  string
-				dev  *CrashDevice
+				dev  *testfs.CrashDevice
 				snap snapshot
 			}
 			var all, cut []recovered

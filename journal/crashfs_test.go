@@ -8,21 +8,24 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // crashImages returns n crash images of c.
-func crashImages(c *CrashFS, n int) []*CrashFS {
+func crashImages(c *testfs.CrashFS, n int) []*testfs.CrashFS {
 	r := rand.New(rand.NewPCG(1, 2))
-	var out []*CrashFS
+	var out []*testfs.CrashFS
 	for range n {
 		out = append(out, c.Crash(r))
 	}
 	return out
 }
 
-func readAllStore(t *testing.T, st StoreFS, name string) ([]byte, bool) {
+func readAllStore(t *testing.T, st store.StoreFS, name string) ([]byte, bool) {
 	t.Helper()
-	b, err := readFile(st, name)
+	b, err := store.ReadFile(st, name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false
 	}
@@ -33,10 +36,10 @@ func readAllStore(t *testing.T, st StoreFS, name string) ([]byte, bool) {
 // TestCrashFSModel checks CrashFS against the durability model its doc
 // comment states, one rule at a time.
 func TestCrashFSModel(t *testing.T) {
-	c := NewCrashFS()
+	c := testfs.NewCrashFS()
 	check(t, c.Mkdir("/d", 0o755))
 	check(t, c.SyncDir("/"))
-	old := bytes.Repeat([]byte{'o'}, 4*sectorSize)
+	old := bytes.Repeat([]byte{'o'}, 4*testfs.SectorSize)
 	f, err := c.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
 	check(t, err)
 	must[int](t)(f.WriteAt(old, 0))
@@ -62,7 +65,7 @@ func TestCrashFSModel(t *testing.T) {
 
 	// Unsynced writes: lost, kept, or torn per sector, never anything
 	// else; after Sync, always there.
-	neu := bytes.Repeat([]byte{'n'}, 4*sectorSize)
+	neu := bytes.Repeat([]byte{'n'}, 4*testfs.SectorSize)
 	must[int](t)(f.WriteAt(neu, 0))
 	var sawOld, sawNew, sawTorn bool
 	for _, img := range crashImages(c, 200) {
@@ -77,10 +80,10 @@ func TestCrashFSModel(t *testing.T) {
 			sawNew = true
 		default:
 			sawTorn = true
-			for s := 0; s < len(b); s += sectorSize {
-				sec := b[s : s+sectorSize]
-				if !bytes.Equal(sec, old[:sectorSize]) && !bytes.Equal(sec, neu[:sectorSize]) {
-					t.Fatalf("sector %d is neither old nor new", s/sectorSize)
+			for s := 0; s < len(b); s += testfs.SectorSize {
+				sec := b[s : s+testfs.SectorSize]
+				if !bytes.Equal(sec, old[:testfs.SectorSize]) && !bytes.Equal(sec, neu[:testfs.SectorSize]) {
+					t.Fatalf("sector %d is neither old nor new", s/testfs.SectorSize)
 				}
 			}
 		}
@@ -146,11 +149,11 @@ func TestCrashFSModel(t *testing.T) {
 
 	// A failed fsync loses what it was to write, and a later fsync
 	// does not bring it back (Linux marks the pages clean).
-	ff := NewFaultFS(c)
+	ff := testfs.NewFaultFS(c)
 	h, err := ff.OpenFile("/d/f", os.O_RDWR, 0)
 	check(t, err)
 	must[int](t)(h.WriteAt([]byte("REPLACEMENT"), 0))
-	ff.SetFault(func(fc FaultCall) syscall.Errno {
+	ff.SetFault(func(fc testfs.FaultCall) syscall.Errno {
 		if fc.Op == "fdatasync" {
 			return syscall.EIO
 		}

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // O_DIRECT writes. A file opened with O_DIRECT on the mount (a database's
@@ -42,7 +45,7 @@ func directOK(off int64, n int) bool {
 // exists: the caller opened it), or nil when the filesystem under the store
 // refuses O_DIRECT (tmpfs does); then writes stay buffered. The caller
 // holds st.mu.
-func (fs *FS) directFile(ino Ino, st *inodeState) StoreFile {
+func (fs *FS) directFile(ino meta.Ino, st *inodeState) store.StoreFile {
 	if st.direct == nil && !st.noDirect {
 		f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|syscall.O_DIRECT, 0)
 		if err != nil {
@@ -56,7 +59,7 @@ func (fs *FS) directFile(ino Ino, st *inodeState) StoreFile {
 
 // writeAt writes p at off to ino's data file f, through O_DIRECT when
 // asked and possible. The caller holds st.mu.
-func (fs *FS) writeAt(ino Ino, st *inodeState, f StoreFile, p []byte, off int64, direct bool) (int, error) {
+func (fs *FS) writeAt(ino meta.Ino, st *inodeState, f store.StoreFile, p []byte, off int64, direct bool) (int, error) {
 	if direct && directOK(off, len(p)) {
 		if df := fs.directFile(ino, st); df != nil {
 			return writeDirect(df, p, off)
@@ -66,7 +69,7 @@ func (fs *FS) writeAt(ino Ino, st *inodeState, f StoreFile, p []byte, off int64,
 }
 
 // writeDirect writes p at off through the O_DIRECT descriptor.
-func writeDirect(f StoreFile, p []byte, off int64) (int, error) {
+func writeDirect(f store.StoreFile, p []byte, off int64) (int, error) {
 	bp := directBufs.Get().(*[]byte)
 	defer directBufs.Put(bp)
 	b := aligned(*bp, len(p))

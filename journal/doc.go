@@ -1,20 +1,117 @@
 // Package journal is xlogfs's metadata engine: an in-memory model of every
 // inode, changed only by transactions that go through an XFS-style
 // write-ahead log (iclogs, log forces with group commit, checkpoints that
-// move the tail, crash recovery), over a store directory (DESIGN §1, §3,
-// §4). It works without FUSE; package fusefs only calls it. Every read and
-// write of the store goes through a StoreFS (storefs.go): the real
-// filesystem in use; in tests CrashFS, which models what a power cut keeps,
-// and FaultFS, which fails chosen calls. The one exception is by design: in
-// metadata-journal mode the data file of a file open in kernel FUSE
-// passthrough is read and written by the kernel directly, and the journal
-// learns what that did to the inode from the data file (passthrough.go).
-// Small writes may be logged with their bytes (immediate.go), and an
-// overwrite's fsync may share the log's device flush (fiemap.go).
+// move the tail, crash recovery), over a store directory. It works without
+// FUSE; package fusefs only calls it. Every read and write of the store goes
+// through a store.StoreFS: the real filesystem in use; in tests CrashFS,
+// which models what a power cut keeps, and FaultFS, which fails chosen calls
+// (journal/internal/testfs). The one exception is by design: in metadata-journal mode the
+// data file of a file open in kernel FUSE passthrough is read and written by
+// the kernel directly, and the journal learns what that did to the inode
+// from the data file (passthrough.go). Small writes may be logged with their
+// bytes (immediate.go), and an overwrite's fsync may share the log's device
+// flush (store/fiemap.go).
+//
+// It joins the parts below it: the metadata model and its ops
+// (journal/meta), the log (journal/xlog, which knows nothing of the model:
+// it carries opaque regions), the store directory (journal/store) and the
+// .stats format (journal/statsfile). This package is the engine: the
+// filesystem operations, commit, the checkpointer, the data files, recovery
+// at mount, the counters and inspection.
+//
+// This comment is the definition of the store, of what the log's records
+// carry, of the journal modes and of the recovery rules; the record format
+// itself is package logbuf's.
+//
+// # The store
+//
+// A store is a directory:
+//
+//	superblock    magic, format version, UUID, log size, default logbsize
+//	log           the circular log, preallocated (zeroed by mkfs)
+//	checkpoint    the metadata as of a log position, replaced atomically
+//	data/<ino>    the bytes of each regular file, named by inode number
+//	xlogfs.log    the messages of a daemonized mount (the command's; optional)
+//
+// The superblock is 512 bytes: "XLOGFSSB" at 0, the format version (1) at
+// 8, the UUID at 12 (every log record carries it, h_fs_uuid), the log's size
+// in bytes at 28 (8 bytes), the default iclog size at 36, all big-endian,
+// and at 508 the CRC-32C of the bytes before it, little-endian. Mkfs writes
+// it once, last (a temporary file renamed into place, then the directory
+// synced), after data/, the zero-filled and synced log and a first
+// checkpoint, so a directory with a superblock is a complete store and one
+// without is at most a half-built one that mkfs --force may redo.
+//
+// The checkpoint file is "XLGCKPT1", a CRC-32C at 8 (little-endian, over the
+// whole file with these four bytes read as zero), the payload's length at 12
+// (8 bytes, big-endian), then the payload: as unsigned varints the
+// checkpoint's sequence number, the log tail (the LSN recovery starts
+// walking at), the last transaction id the model includes, and the iclog
+// count and size of the writer of the records after the tail (how many
+// records can have been in flight, and the largest); then the model
+// (meta.Model.Encode). It is replaced by writing checkpoint.tmp, syncing it,
+// renaming it over checkpoint and syncing the directory: a crash leaves the
+// old one or the new one, whole.
+//
+// While a process uses the store it holds an flock on the superblock: a
+// mount exclusively from before recovery until its unmount record is
+// durable, xlogfs check for as long as it reads or cuts the log
+// (store/inuse.go).
+//
+// # What the log carries
+//
+// Every change of the metadata is one transaction holding one Op (meta/ops.go):
+// a START op, the op's region, a COMMIT op (logbuf's op headers). The
+// region is the op's type byte, then the fields its type has, as varints or
+// length-prefixed bytes (meta.Op.Encode). Transaction ids count up and wrap at
+// 2^32; "newer" is serial-number arithmetic. A commit validates the op
+// against the model, copies its region into the active iclog, and only
+// then applies it to the model: an op the model would refuse is never
+// logged, and a failed commit changes nothing. fsync forces the log up to
+// the newest record holding a change of the inode, fdatasync up to the
+// newest one that changed its data or size; forces are group commits, one
+// device flush serving every force its records cover.
+//
+// Records are placed one after the other: each record starts where the
+// previous one ended, or at block 0 of the next cycle when the largest
+// record might not fit before the end of the log. The writer reuses an
+// iclog only once its record is durable, so at most logbufs records are
+// ever written but not yet durable, and each record's durable watermark
+// (logbuf) names the newest record durable when it was sealed.
+//
+// # Journal modes
+//
+// JournalMeta (--journal meta, the default, as XFS) logs metadata only. A
+// write goes to the file's data file, and is logged as an OpWrite without
+// its bytes (offset, length, times) so the size and times it changed are
+// recovered; fsync syncs the data file and forces the log, side by side,
+// and returns when both are done. With ImmediateWrite a write of at most
+// that many bytes is logged with its bytes too, so its fsync is a log
+// force alone (immediate.go). With kernel passthrough the kernel writes
+// the data file itself and the journal logs what it finds there
+// (passthrough.go).
+//
+// JournalData (--journal data, as ext4 data=journal) logs written bytes
+// too: an OpWrite carries them, fsync is a log force alone, and the data
+// files catch up at checkpoints (replay writes the logged bytes to them
+// again after a crash).
+//
+// # Checkpoints and the tail
+//
+// A checkpoint writes the model as of the newest durable record and moves
+// the log tail to it, every CheckpointInterval, when the log is three
+// quarters full, and when a commit waits for log space. It keeps the write-ahead rule by its order: records
+// durable; the shadow model (which applies transactions only once their
+// record is durable) and its boundary taken together; the data files
+// synced, since every write the state includes was made to its data file
+// before it committed; the checkpoint file written; and only then the tail
+// moved. Once the tail moved, the data files of inodes freed durably are
+// deleted. An unmount frees the unlinked inodes, checkpoints (forcing
+// everything first) and writes the unmount record.
 //
 // # Log ops
 //
-// Each transaction carries one op (ops.go), replayed onto the model in log
+// Each transaction carries one op (meta/ops.go), replayed onto the model in log
 // order. Op types are numbered and never renumbered, and each encodes a
 // fixed list of fields, so records written before a type was added decode
 // as they always did. The newest, sizefollows (12), carries an inode and a
@@ -30,11 +127,11 @@
 // # Recovery
 //
 // Mounting (and xlogfs check) loads the checkpoint and walks the log from
-// its tail, record by record, by the writer's placement rule: each record
-// starts where the previous one ended, or at block 0 of the next cycle when
-// the largest record might not fit before the end of the log. Every valid
-// record is replayed (its committed transactions newer than the
-// checkpoint). The walk stops at the first position whose record is bad
+// its tail, record by record, by the writer's placement rule (above). Every
+// valid record is replayed: its committed transactions whose id is newer
+// than the checkpoint's last, in log order. A transaction without its
+// COMMIT is dropped, and unlinked inodes still held open when the log
+// ended are freed. The walk stops at the first position whose record is bad
 // (its header, CRC, cycle stamps or ops fail) or missing (no header there
 // of that cycle and position). Then it looks past that head for valid
 // records newer than it, and decides how the log ends:

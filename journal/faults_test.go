@@ -11,6 +11,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // The fault matrix: every kind of write the store makes fails, with ENOSPC
@@ -27,7 +31,7 @@ type faultSite struct {
 	phase string // mkfs, mount, or live (while mounted)
 }
 
-func (s faultSite) matches(c FaultCall, dir string) bool {
+func (s faultSite) matches(c testfs.FaultCall, dir string) bool {
 	if c.Op != s.op {
 		return false
 	}
@@ -81,8 +85,8 @@ const faultDir = "/store"
 // faultWorld is a store on a FaultFS over a CrashFS.
 type faultWorld struct {
 	t   *testing.T
-	cfs *CrashFS
-	ff  *FaultFS
+	cfs *testfs.CrashFS
+	ff  *testfs.FaultFS
 	fs  *FS
 	o   Options
 	// acknowledged: names made durable, and their files' contents
@@ -105,7 +109,7 @@ func (a *ackedFile) ok(got []byte) bool {
 
 // arm makes every call at site fail with e from now on.
 func (w *faultWorld) arm(site faultSite, e syscall.Errno) {
-	w.ff.SetFault(func(c FaultCall) syscall.Errno {
+	w.ff.SetFault(func(c testfs.FaultCall) syscall.Errno {
 		if site.matches(c, faultDir) {
 			w.hits++
 			return e
@@ -115,7 +119,7 @@ func (w *faultWorld) arm(site faultSite, e syscall.Errno) {
 }
 
 func (w *faultWorld) lookup(path string) (Attr, error) {
-	ino := RootIno
+	ino := meta.RootIno
 	var a Attr
 	for _, n := range strings.Split(path, "/") {
 		var err error
@@ -155,11 +159,11 @@ func probes() []probe {
 	big := bytes.Repeat([]byte("big file, "), 10000)
 	return []probe{
 		{name: "create", run: func(w *faultWorld) error {
-			_, err := w.fs.Create(RootIno, "new", ModeReg|0o644, 0, 0, 0, "")
+			_, err := w.fs.Create(meta.RootIno, "new", meta.ModeReg|0o644, 0, 0, 0, "")
 			return err
 		}},
 		{name: "mkdir", run: func(w *faultWorld) error {
-			_, err := w.fs.Create(RootIno, "newdir", ModeDir|0o755, 0, 0, 0, "")
+			_, err := w.fs.Create(meta.RootIno, "newdir", meta.ModeDir|0o755, 0, 0, 0, "")
 			return err
 		}},
 		{name: "write", run: func(w *faultWorld) error {
@@ -190,7 +194,7 @@ func probes() []probe {
 			if err != nil {
 				return err
 			}
-			_, err = w.fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 10})
+			_, err = w.fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 10})
 			return err
 		}, after: func(w *faultWorld, err error) { w.acked["big"].minLen = 10 }},
 		{name: "fallocate", run: func(w *faultWorld) error {
@@ -201,17 +205,17 @@ func probes() []probe {
 			return w.fs.Fallocate(a.Ino, 0, 0, 64<<10)
 		}},
 		{name: "rename", run: func(w *faultWorld) error {
-			return w.fs.Rename(RootIno, "other", RootIno, "renamed", 0)
+			return w.fs.Rename(meta.RootIno, "other", meta.RootIno, "renamed", 0)
 		}, after: func(w *faultWorld, err error) { delete(w.acked, "other") }},
 		{name: "setxattr", run: func(w *faultWorld) error {
-			return w.fs.SetXattr(RootIno, "user.x", []byte("v"), 0)
+			return w.fs.SetXattr(meta.RootIno, "user.x", []byte("v"), 0)
 		}},
 		{name: "unlink big", run: func(w *faultWorld) error {
-			return w.fs.Unlink(RootIno, "big")
+			return w.fs.Unlink(meta.RootIno, "big")
 		}, after: func(w *faultWorld, err error) { delete(w.acked, "big") }},
 		{name: "checkpoint", run: checkpointProbe},
 		{name: "create+fsync", run: func(w *faultWorld) error {
-			a, err := w.fs.Create(RootIno, "late", ModeReg|0o644, 0, 0, 0, "")
+			a, err := w.fs.Create(meta.RootIno, "late", meta.ModeReg|0o644, 0, 0, 0, "")
 			if err != nil {
 				return err
 			}
@@ -221,7 +225,7 @@ func probes() []probe {
 			if err := w.fs.Fsync(a.Ino, false); err != nil {
 				return err
 			}
-			return w.fs.Fsync(RootIno, false)
+			return w.fs.Fsync(meta.RootIno, false)
 		}, after: func(w *faultWorld, err error) {
 			if err == nil {
 				w.acked["late"] = &ackedFile{content: big[:5000]}
@@ -238,7 +242,7 @@ func checkpointProbe(w *faultWorld) error {
 	if e := w.fs.ckptErr.Load(); e != nil {
 		return *e
 	}
-	return w.fs.x.failure()
+	return w.fs.x.Failure()
 }
 
 // setup makes a store with acknowledged content: d/acked fsynced with its
@@ -246,17 +250,17 @@ func checkpointProbe(w *faultWorld) error {
 func (w *faultWorld) setup() {
 	t := w.t
 	attr := must[Attr](t)
-	d := attr(w.fs.Create(RootIno, "d", ModeDir|0o755, 0, 0, 0, ""))
-	a := attr(w.fs.Create(d.Ino, "acked", ModeReg|0o644, 0, 0, 0, ""))
+	d := attr(w.fs.Create(meta.RootIno, "d", meta.ModeDir|0o755, 0, 0, 0, ""))
+	a := attr(w.fs.Create(d.Ino, "acked", meta.ModeReg|0o644, 0, 0, 0, ""))
 	must[int](t)(w.fs.Write(a.Ino, []byte("acknowledged bytes"), 0))
-	b := attr(w.fs.Create(RootIno, "big", ModeReg|0o644, 0, 0, 0, ""))
+	b := attr(w.fs.Create(meta.RootIno, "big", meta.ModeReg|0o644, 0, 0, 0, ""))
 	big := bytes.Repeat([]byte("0123456789"), 20000)
 	must[int](t)(w.fs.Write(b.Ino, big, 0))
-	attr(w.fs.Create(RootIno, "other", ModeReg|0o644, 0, 0, 0, ""))
+	attr(w.fs.Create(meta.RootIno, "other", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, w.fs.Fsync(a.Ino, false))
 	check(t, w.fs.Fsync(b.Ino, false))
 	check(t, w.fs.Fsync(d.Ino, false))
-	check(t, w.fs.Fsync(RootIno, false))
+	check(t, w.fs.Fsync(meta.RootIno, false))
 	w.acked = map[string]*ackedFile{"d/acked": {content: []byte("acknowledged bytes")}, "big": {content: big, minLen: len(big)},
 		"other": {}, "d": {dir: true}}
 }
@@ -284,7 +288,7 @@ func (w *faultWorld) remount(where string) {
 		if err != nil {
 			t.Fatalf("%s: acknowledged %s is gone after remount: %v", where, path, err)
 		}
-		if want.dir != (a.Mode&ModeType == ModeDir) {
+		if want.dir != (a.Mode&meta.ModeType == meta.ModeDir) {
 			t.Fatalf("%s: %s after remount has mode %#o", where, path, a.Mode)
 		}
 		if want.dir {
@@ -299,13 +303,13 @@ func (w *faultWorld) remount(where string) {
 }
 
 func newFaultWorld(t *testing.T, o Options) *faultWorld {
-	w := &faultWorld{t: t, cfs: NewCrashFS(), o: o}
-	w.ff = NewFaultFS(w.cfs)
+	w := &faultWorld{t: t, cfs: testfs.NewCrashFS(), o: o}
+	w.ff = testfs.NewFaultFS(w.cfs)
 	return w
 }
 
 func (w *faultWorld) mkfs() error {
-	_, err := Mkfs(faultDir, MkfsOptions{LogSize: 2 << 20, LogBSize: 32 << 10, Store: w.ff})
+	_, err := store.Mkfs(faultDir, store.MkfsOptions{LogSize: 2 << 20, LogBSize: 32 << 10, Store: w.ff})
 	return err
 }
 
@@ -367,12 +371,12 @@ func (w *faultWorld) mkfsFault(where string, site faultSite, e syscall.Errno) st
 	}
 	// What a power cut right after leaves must not stop mkfs either.
 	w.cfs = w.cfs.Crash(nil)
-	w.ff = NewFaultFS(w.cfs)
+	w.ff = testfs.NewFaultFS(w.cfs)
 	if err := w.mkfs(); err != nil {
 		if !strings.Contains(err.Error(), "half-built") {
 			t.Fatalf("%s: mkfs after the failed one and a power cut: %v", where, err)
 		}
-		if _, err := Mkfs(faultDir, MkfsOptions{LogSize: 2 << 20, Store: w.ff, Force: true}); err != nil {
+		if _, err := store.Mkfs(faultDir, store.MkfsOptions{LogSize: 2 << 20, Store: w.ff, Force: true}); err != nil {
 			t.Fatalf("%s: mkfs --force of the half-built store: %v", where, err)
 		}
 	}
@@ -402,7 +406,7 @@ func (w *faultWorld) mountFault(where string, site faultSite, e syscall.Errno) s
 	w.fs.Abandon()
 	// Bytes in other's data file past its size (0), as a write whose
 	// transaction the log lost leaves them.
-	f, err := w.cfs.OpenFile(filepath.Join(faultDir, dataDirName, fmt.Sprint(b.Ino)), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := w.cfs.OpenFile(filepath.Join(faultDir, store.DataDirName, fmt.Sprint(b.Ino)), os.O_RDWR|os.O_CREATE, 0o600)
 	check(t, err)
 	must[int](t)(f.WriteAt([]byte("not logged"), 0))
 	check(t, f.Close())
@@ -434,7 +438,7 @@ func (w *faultWorld) liveFault(where string, site faultSite, e syscall.Errno) st
 	var got []string
 	for _, p := range probes() {
 		before := w.digest()
-		stopped := w.fs.x.failure() != nil
+		stopped := w.fs.x.Failure() != nil
 		err := p.run(w)
 		if p.after != nil {
 			p.after(w, err)
@@ -462,9 +466,9 @@ func (w *faultWorld) liveFault(where string, site faultSite, e syscall.Errno) st
 		got = append(got, fmt.Sprintf("%s %v", p.name, err))
 	}
 	state := w.fs.State()
-	if w.fs.x.failure() != nil {
+	if w.fs.x.Failure() != nil {
 		// Stopped: every change is EIO from now on, reads still work.
-		if _, err := w.fs.Create(RootIno, "after", ModeReg|0o644, 0, 0, 0, ""); err != syscall.EIO {
+		if _, err := w.fs.Create(meta.RootIno, "after", meta.ModeReg|0o644, 0, 0, 0, ""); err != syscall.EIO {
 			t.Fatalf("%s: create on a failed journal: %v; want EIO", where, err)
 		}
 		d := must[Attr](t)(w.lookup("d"))
@@ -474,14 +478,14 @@ func (w *faultWorld) liveFault(where string, site faultSite, e syscall.Errno) st
 		if !strings.HasPrefix(state, "failed: ") {
 			t.Fatalf("%s: state %q", where, state)
 		}
-	} else if _, err := w.fs.Create(RootIno, "after", ModeReg|0o644, 0, 0, 0, ""); err != nil {
+	} else if _, err := w.fs.Create(meta.RootIno, "after", meta.ModeReg|0o644, 0, 0, 0, ""); err != nil {
 		t.Fatalf("%s: the journal did not stop (%s), yet a create failed: %v", where, state, err)
 	}
 	if b, err := w.read("d/acked"); err != nil || !bytes.HasPrefix(b, []byte("acknowledged bytes")) {
 		t.Fatalf("%s: reading after the faults: %q, %v", where, b, err)
 	}
 	w.ff.SetFault(nil)
-	if w.fs.x.failure() == nil {
+	if w.fs.x.Failure() == nil {
 		// The fault gone, the next checkpoint works and the journal
 		// is back to normal; it must still write back everything the
 		// failed ones did not.
@@ -524,11 +528,9 @@ func TestFullDisk(t *testing.T) {
 			check(t, w.mount())
 			w.setup()
 			attr := must[Attr](t)
-			hog := attr(w.fs.Create(RootIno, "hog", ModeReg|0o644, 0, 0, 0, ""))
+			hog := attr(w.fs.Create(meta.RootIno, "hog", meta.ModeReg|0o644, 0, 0, 0, ""))
 			// Leave room for the hog's data and not much more.
-			w.cfs.mu.Lock()
-			w.cfs.capacity = w.cfs.used + 300<<10
-			w.cfs.mu.Unlock()
+			w.cfs.SetHeadroom(300 << 10)
 			chunk := bytes.Repeat([]byte("h"), 64<<10)
 			var off int64
 			for len(chunk) > 0 {
@@ -548,7 +550,7 @@ func TestFullDisk(t *testing.T) {
 			}
 			check(t, w.fs.Fsync(hog.Ino, false))
 			// The log is preallocated: metadata changes still work.
-			d := attr(w.fs.Create(RootIno, "still", ModeDir|0o755, 0, 0, 0, ""))
+			d := attr(w.fs.Create(meta.RootIno, "still", meta.ModeDir|0o755, 0, 0, 0, ""))
 			check(t, w.fs.Fsync(d.Ino, false))
 			w.acked["still"] = &ackedFile{dir: true}
 			// A checkpoint has no room for its file: degraded, not failed.
@@ -556,12 +558,12 @@ func TestFullDisk(t *testing.T) {
 			if st := w.fs.State(); !strings.HasPrefix(st, "degraded: ") || !strings.Contains(st, "no space left") {
 				t.Fatalf("after a checkpoint on a full disk: state %q", st)
 			}
-			if _, err := w.fs.Create(RootIno, "meanwhile", ModeReg|0o644, 0, 0, 0, ""); err != nil {
+			if _, err := w.fs.Create(meta.RootIno, "meanwhile", meta.ModeReg|0o644, 0, 0, 0, ""); err != nil {
 				t.Fatalf("create while degraded (the log has room): %v", err)
 			}
 			// Removing the hog gives the space back: the next checkpoint
 			// deletes its data file first and succeeds.
-			check(t, w.fs.Unlink(RootIno, "hog"))
+			check(t, w.fs.Unlink(meta.RootIno, "hog"))
 			w.fs.runCheckpoint()
 			if st := w.fs.State(); st != "ok" {
 				t.Fatalf("after removing the hog: state %q, want ok", st)
@@ -570,9 +572,7 @@ func TestFullDisk(t *testing.T) {
 			// Full again, and the log filled with metadata: the journal
 			// must stop, since the checkpoint that would free the log
 			// cannot be written.
-			w.cfs.mu.Lock()
-			w.cfs.capacity = w.cfs.used + 1024
-			w.cfs.mu.Unlock()
+			w.cfs.SetHeadroom(1024)
 			value := bytes.Repeat([]byte("x"), 3000)
 			var stopErr error
 			for i := 0; i < 100000; i++ {
@@ -600,8 +600,8 @@ func TestFullDisk(t *testing.T) {
 				t.Fatalf("OnFail called %d times: %v", len(failed), failed)
 			}
 			for _, try := range []func() error{
-				func() error { return w.fs.Unlink(RootIno, "meanwhile") },
-				func() error { _, err := w.fs.Create(RootIno, "x", ModeReg|0o644, 0, 0, 0, ""); return err },
+				func() error { return w.fs.Unlink(meta.RootIno, "meanwhile") },
+				func() error { _, err := w.fs.Create(meta.RootIno, "x", meta.ModeReg|0o644, 0, 0, 0, ""); return err },
 				func() error { a := attr(w.lookup("d/acked")); _, err := w.fs.Write(a.Ino, []byte("x"), 0); return err },
 			} {
 				if err := try(); err != syscall.EIO {
@@ -611,7 +611,7 @@ func TestFullDisk(t *testing.T) {
 			if b, err := w.read("d/acked"); err != nil || string(b) != "acknowledged bytes" {
 				t.Fatalf("read on a stopped journal: %q, %v", b, err)
 			}
-			if _, err := w.fs.ReadDir(RootIno); err != nil {
+			if _, err := w.fs.ReadDir(meta.RootIno); err != nil {
 				t.Fatalf("readdir on a stopped journal: %v", err)
 			}
 			w.fs.Abandon()

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/xlogfs/xlogfs/journal/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,13 +16,13 @@ func TestOverwritable(t *testing.T) {
 	var sfs unix.Statfs_t
 	check(t, unix.Statfs(dir, &sfs))
 	inPlace := sfs.Type == unix.EXT4_SUPER_MAGIC || sfs.Type == unix.XFS_SUPER_MAGIC
-	open := func(name string) StoreFile {
-		f, err := OSFS().OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o600)
+	open := func(name string) store.StoreFile {
+		f, err := store.OSFS().OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o600)
 		check(t, err)
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	over := func(f StoreFile) int64 {
+	over := func(f store.StoreFile) int64 {
 		t.Helper()
 		check(t, f.Datasync())
 		return must[int64](t)(f.Overwritable())

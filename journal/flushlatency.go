@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,11 +55,11 @@ func (l *flushLatency) wait(start unix.Timespec) {
 
 // flushDevice is a log device whose Sync takes the emulated latency.
 type flushDevice struct {
-	Device
+	xlog.Device
 	lat *flushLatency
 }
 
-func (d flushDevice) StoreLog() bool { return storeLog(d.Device) }
+func (d flushDevice) StoreLog() bool { return xlog.IsStoreLog(d.Device) }
 
 func (d flushDevice) Sync() error {
 	start := d.lat.start()
@@ -68,7 +70,7 @@ func (d flushDevice) Sync() error {
 
 // fdatasync makes a data file's bytes durable, taking the emulated flush
 // latency when there is one.
-func (fs *FS) fdatasync(f StoreFile) error {
+func (fs *FS) fdatasync(f store.StoreFile) error {
 	fs.syncs.data.Add(1)
 	if fs.flush == nil {
 		return f.Datasync()

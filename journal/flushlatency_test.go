@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestFlushLatencyAndCksumTimes mounts with an emulated flush latency in
@@ -27,7 +29,7 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 		t.Run(jm.String()+"/"+c.mode.String(), func(t *testing.T) {
 			dir := mkfs(t, 16<<20, 0)
 			fs := mount(t, dir, Options{Mode: c.mode, Journal: jm, FlushLatency: lat})
-			f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 			check(t, fs.Open(f.Ino))
 			buf := bytes.Repeat([]byte("x"), 64<<10)
 			const fsyncs = 5
@@ -43,14 +45,14 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			st := fs.Stats()
 			check(t, fs.Close())
 
-			if st.FlushLatency != lat || st.Flushes < st.LogForces || st.LogForces < fsyncs {
-				t.Errorf("latency %v, %d flushes emulated for %d log forces; want %v and every force's flush", st.FlushLatency, st.Flushes, st.LogForces, lat)
+			if st.FlushLatency != lat || st.Flushes < st.LogSyncs || st.LogSyncs < fsyncs {
+				t.Errorf("latency %v, %d flushes emulated for %d log forces; want %v and every force's flush", st.FlushLatency, st.Flushes, st.LogSyncs, lat)
 			}
 			// Meta mode syncs the data file beside each force.
-			if jm == JournalMeta && st.Flushes < st.LogForces+fsyncs {
-				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogForces, fsyncs)
+			if jm == JournalMeta && st.Flushes < st.LogSyncs+fsyncs {
+				t.Errorf("meta mode: %d flushes emulated, want at least %d log forces + %d data-file syncs", st.Flushes, st.LogSyncs, fsyncs)
 			}
-			if p := HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
+			if p := statsfile.HistPercentile(st.FsyncHist, 50); p < float64(lat/time.Microsecond)*0.875 {
 				t.Errorf("fsync p50 %v µs, below the %v flush", p, lat)
 			}
 			var recs, forces uint64
@@ -101,22 +103,22 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 // time and at seal) in the per-record histogram, and only the work at seal
 // in the force's account.
 func TestCksumTimesObserve(t *testing.T) {
-	var c cksumTimes
-	c.startRound()
-	c.observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
-	c.observe(cksum.Cost{CPU: 50, Wall: 60})
-	c.forced(10000)
-	h := c.record.snapshot()
-	if h[histBucket(1000)] != 1 || h[histBucket(50)] != 1 {
+	var c statsfile.CksumTimes
+	c.StartRound()
+	c.Observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
+	c.Observe(cksum.Cost{CPU: 50, Wall: 60})
+	c.Forced(10000)
+	h := c.Record.Snapshot()
+	if h[statsfile.HistBucket(1000)] != 1 || h[statsfile.HistBucket(50)] != 1 {
 		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50", h)
 	}
-	if c.forceCksumN.Load() != 210 || c.forceCksumCPU.Load() != 150 || c.forces.Load() != 1 || c.forceNanos.Load() != 10000 {
+	if c.ForceCksumN.Load() != 210 || c.ForceCksumCPU.Load() != 150 || c.Forces.Load() != 1 || c.ForceNanos.Load() != 10000 {
 		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 210, 150 (seal only), 1, 10000",
-			c.forceCksumN.Load(), c.forceCksumCPU.Load(), c.forces.Load(), c.forceNanos.Load())
+			c.ForceCksumN.Load(), c.ForceCksumCPU.Load(), c.Forces.Load(), c.ForceNanos.Load())
 	}
-	c.startRound()
-	c.forced(5000)
-	if c.forceCksumCPU.Load() != 150 || c.forceCksumN.Load() != 210 {
+	c.StartRound()
+	c.Forced(5000)
+	if c.ForceCksumCPU.Load() != 150 || c.ForceCksumN.Load() != 210 {
 		t.Error("a new round did not start from no checksum time")
 	}
 }

@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -56,9 +60,9 @@ type Options struct {
 	LogBSize           int         // iclog size; 0: the superblock's default
 	LogBufs            int         // iclog count; 0: 8, or fewer if the log is small
 	CheckpointInterval time.Duration
-	LogForceInterval   time.Duration                 // periodic log force (logforce.go); 0: DefaultLogForceInterval
-	Device             Device                        // the log device; nil: DIR/log
-	Store              StoreFS                       // the filesystem DIR is on; nil: the real one
+	LogForceInterval   time.Duration                 // periodic log force (xlog/logforce.go); 0: DefaultLogForceInterval
+	Device             xlog.Device                   // the log device; nil: DIR/log
+	Store              store.StoreFS                 // the filesystem DIR is on; nil: the real one
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 
 	// FlushLatency, if set, makes every flush of the log and every data
@@ -102,7 +106,7 @@ type Recovery struct {
 
 // FollowedFile is an inode recovery grew to its data file's size.
 type FollowedFile struct {
-	Ino          Ino
+	Ino          meta.Ino
 	Logged       int64 // the size the log had
 	Size         int64 // the data file's, now the file's
 	Mtime, Ctime int64 // the times the log had (now at least the data file's mtime)
@@ -111,33 +115,35 @@ type FollowedFile struct {
 // FS is a mounted store: the live model plus the log.
 type FS struct {
 	dir      string
-	st       StoreFS
+	st       store.StoreFS
 	lock     io.Closer // flock on the superblock while mounted
-	sb       *Superblock
+	sb       *store.Superblock
 	opts     Options
 	dataDir  string
 	maxTxn   int // largest write region one transaction carries
 	recovery Recovery
 
 	mu       sync.RWMutex // the model; held for writing while a transaction commits
-	model    *Model
-	names    atomic.Uint64 // namespace changes committed (NamespaceGen)
-	unlinked map[Ino]bool  // inodes without links not yet freed (open or held), under mu
-	x        *xlog
+	model    *meta.Model
+	names    atomic.Uint64     // namespace changes committed (NamespaceGen)
+	unlinked map[meta.Ino]bool // inodes without links not yet freed (open or held), under mu
+	x        *xlog.Log
 
 	// What a checkpoint writes: the model as of the newest durable record.
 	shadowMu sync.Mutex
-	shadow   *Model
-	bound    boundary
+	shadow   *meta.Model
+	bound    xlog.Boundary
+
+	times statsfile.CksumTimes // checksum time per record and per force
 
 	statesMu sync.Mutex
-	states   map[Ino]*inodeState
-	ptStale  map[Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
-	ptLive   atomic.Int32        // len(ptStale), read without the lock
-	learned  atomic.Uint64       // setattrs committed for what the kernel did to data files
+	states   map[meta.Ino]*inodeState
+	ptStale  map[meta.Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
+	ptLive   atomic.Int32             // len(ptStale), read without the lock
+	learned  atomic.Uint64            // setattrs committed for what the kernel did to data files
 
 	dirtyMu sync.Mutex
-	dirty   map[Ino]bool // data files written since the last checkpoint
+	dirty   map[meta.Ino]bool // data files written since the last checkpoint
 
 	freedMu sync.Mutex
 	freed   []freedInode // data files to delete once the free is durable
@@ -148,7 +154,7 @@ type FS struct {
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
-	forcer   *logForcer
+	forcer   *xlog.Forcer
 	// flushCovers: the log's device flush makes data files' written-back
 	// blocks durable too (the log is a file beside them, on the same
 	// filesystem), so an fsync may write an overwrite back without a
@@ -159,14 +165,14 @@ type FS struct {
 	overlay replayOverlay // NoRecovery: what replay would have written to data files
 
 	fsyncs    atomic.Uint64
-	fsyncHist [histBuckets]atomic.Uint64
-	syncs     syncCounts    // calls that make something durable (stats.go)
+	fsyncHist [statsfile.HistBuckets]atomic.Uint64
+	syncs     syncCounts    // calls that make something durable (fsstats.go)
 	flush     *flushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
 	// transaction commits.
-	afterCommit func(tid uint32, op *Op)
+	afterCommit func(tid uint32, op *meta.Op)
 }
 
 // inodeState is what the filesystem keeps per inode besides metadata: who
@@ -175,13 +181,13 @@ type inodeState struct {
 	mu        sync.Mutex   // orders data-file I/O with the transactions describing it
 	opens     atomic.Int32 // open file handles
 	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	file      StoreFile
-	direct    StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
-	noDirect  bool      // the filesystem under the store refused O_DIRECT
-	newFile   bool      // data file created since the data directory was last synced
-	dataDirty bool      // data file written since the last fdatasync
-	dataErr   error     // a data sync failed: what it was to write may be lost, and fsync says so from then on
-	cutOwed   bool      // a shrink is durable but cutting the data file failed: cut before it grows again
+	file      store.StoreFile
+	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	noDirect  bool            // the filesystem under the store refused O_DIRECT
+	newFile   bool            // data file created since the data directory was last synced
+	dataDirty bool            // data file written since the last fdatasync
+	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
 	// What fsync's write-back without a flush needs (fsops.go writeBack):
 	// the size the last fdatasync of the open data file synced (-1: none
 	// yet), how much of it was written in place then, and whether the
@@ -209,7 +215,7 @@ type inodeState struct {
 }
 
 type freedInode struct {
-	ino Ino
+	ino meta.Ino
 	lsn logbuf.LSN
 }
 
@@ -218,13 +224,13 @@ type freedInode struct {
 // corruption), writes a fresh checkpoint, and starts the log.
 func Open(dir string, opts Options) (_ *FS, err error) {
 	if opts.Store == nil {
-		opts.Store = OSFS()
+		opts.Store = store.OSFS()
 	}
 	if err := readOnlyOptions(&opts); err != nil {
 		return nil, err
 	}
 	st := opts.Store
-	sb, err := readSuperblock(st, dir)
+	sb, err := store.ReadSuperblock(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +243,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 			lock.Close()
 		}
 	}()
-	ck, err := readCheckpoint(st, dir)
+	ck, err := store.ReadCheckpoint(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +254,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 		opts.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if opts.LogForceInterval <= 0 {
-		opts.LogForceInterval = DefaultLogForceInterval
+		opts.LogForceInterval = xlog.DefaultLogForceInterval
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "xlogfs: "+f+"\n", a...) }
@@ -262,7 +268,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 		if opts.NoRecovery {
 			open = openReadOnlyDevice
 		}
-		if dev, err = open(st, filepath.Join(dir, logName)); err != nil {
+		if dev, err = open(st, filepath.Join(dir, store.LogName)); err != nil {
 			return nil, err
 		}
 	}
@@ -278,8 +284,8 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 // lockStore takes an exclusive lock on the store for a mount's life: two
 // mounts of one store would allocate the same inode numbers and write the
 // same log. The lock dies with the process, so a crash never leaves it.
-func lockStore(st StoreFS, dir string) (io.Closer, error) {
-	l, err := st.Lock(filepath.Join(dir, superblockName), true)
+func lockStore(st store.StoreFS, dir string) (io.Closer, error) {
+	l, err := st.Lock(filepath.Join(dir, store.SuperblockName), true)
 	if err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
@@ -291,7 +297,7 @@ func lockStore(st StoreFS, dir string) (io.Closer, error) {
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
 // has room for it (an error if not), else the largest that fits.
-func chooseGeometry(sb *Superblock, o *Options) error {
+func chooseGeometry(sb *store.Superblock, o *Options) error {
 	bsizeSet, bufsSet := o.LogBSize != 0, o.LogBufs != 0
 	if !bsizeSet {
 		o.LogBSize = sb.LogBSize
@@ -301,27 +307,27 @@ func chooseGeometry(sb *Superblock, o *Options) error {
 	}
 	if !bufsSet {
 		o.LogBufs = logbuf.MaxLogBufs
-		for o.LogBufs > logbuf.MinLogBufs && !logFits(sb.LogSize, o.LogBufs, o.LogBSize) {
+		for o.LogBufs > logbuf.MinLogBufs && !store.LogFits(sb.LogSize, o.LogBufs, o.LogBSize) {
 			o.LogBufs--
 		}
 	}
 	if o.LogBufs < logbuf.MinLogBufs || o.LogBufs > logbuf.MaxLogBufs {
 		return fmt.Errorf("logbufs %d: must be from %d to %d", o.LogBufs, logbuf.MinLogBufs, logbuf.MaxLogBufs)
 	}
-	if !logFits(sb.LogSize, o.LogBufs, o.LogBSize) {
+	if !store.LogFits(sb.LogSize, o.LogBufs, o.LogBSize) {
 		return fmt.Errorf("the %d KiB log is too small for %d log buffers of %d KiB (it must hold 4 × (logbufs+1) × logbsize); "+
 			"choose a smaller --logbsize or --logbufs, or mkfs a larger --log-size", sb.LogSize>>10, o.LogBufs, o.LogBSize>>10)
 	}
 	return nil
 }
 
-func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) (*FS, error) {
+func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Device, opts Options) (*FS, error) {
 	if dev.Size() != sb.LogSize {
-		return nil, fmt.Errorf("%s: log is %d bytes, superblock says %d", filepath.Join(dir, logName), dev.Size(), sb.LogSize)
+		return nil, fmt.Errorf("%s: log is %d bytes, superblock says %d", filepath.Join(dir, store.LogName), dev.Size(), sb.LogSize)
 	}
 	fs := &FS{
-		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, dataDirName),
-		model: ck.Model, unlinked: map[Ino]bool{}, states: map[Ino]*inodeState{}, ptStale: map[Ino]*inodeState{}, dirty: map[Ino]bool{},
+		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, store.DataDirName),
+		model: ck.Model, unlinked: map[meta.Ino]bool{}, states: map[meta.Ino]*inodeState{}, ptStale: map[meta.Ino]*inodeState{}, dirty: map[meta.Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
@@ -331,27 +337,27 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	// A transaction may carry at most an eighth of the log, so that the
 	// tail can always move past a finished one while another waits.
 	fs.maxTxn = min(1<<20, int(sb.LogSize/8))
-	if _, err := mkdirAll(fs.st, fs.dataDir); err != nil {
+	if _, err := store.MkdirAll(fs.st, fs.dataDir); err != nil {
 		return nil, err
 	}
 
 	img := make([]byte, sb.LogSize)
 	if _, err := dev.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading the log: %w", err)
+		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", sb.LogSize, err)
 	}
-	scan := scanLog(img, ck)
-	if err := scan.corruption(); err != nil {
+	scan := xlog.ScanLog(img, windowOf(ck))
+	if err := scan.Corruption(); err != nil {
 		return nil, err
 	}
 	if opts.NoRecovery {
 		fs.overlay = replayOverlay{}
 	}
-	replayed := map[Ino]bool{}
+	replayed := map[meta.Ino]bool{}
 	var deferred *deferredWrites
 	if opts.Journal == JournalMeta {
 		deferred = &deferredWrites{} // logged bytes of immediate writes (immediate.go)
 	}
-	rep, err := replay(scan, ck.LastTID, func(op *Op) error { return fs.replayOp(op, replayed, deferred) })
+	rep, err := replay(scan, ck.LastTID, func(op *meta.Op) error { return fs.replayOp(op, replayed, deferred) })
 	if err == nil && deferred != nil {
 		if fs.overlay != nil {
 			deferred.layOver(fs.overlay)
@@ -362,19 +368,19 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	fs.recovery = Recovery{Clean: scan.clean, Records: len(scan.records), Transactions: rep.transactions, Dropped: rep.dropped}
-	for _, r := range scan.records {
+	fs.recovery = Recovery{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.transactions, Dropped: rep.dropped}
+	for _, r := range scan.Records {
 		if r.Restamped > 0 {
 			fs.recovery.Restamped++
 			opts.Logf("log record at LSN %v (offset %d): %d blocks did not carry its cycle, yet its CRC verifies with their cycle words restored; replayed",
 				r.LSN(), r.Offset, r.Restamped)
 		}
 	}
-	if scan.kind == scanTorn {
-		fs.recovery.TornLSN = scan.stop.LSN()
-		fs.recovery.DroppedLater = len(scan.later)
+	if scan.Kind == xlog.ScanTorn {
+		fs.recovery.TornLSN = scan.Stop.LSN()
+		fs.recovery.DroppedLater = len(scan.Later)
 		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
-			scan.stop.LSN(), scan.stop.Offset, scan.stop.Err, scan.inFlight, inFlightAllowance(ck), len(scan.later), len(scan.atStake), rep.dropped)
+			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(windowOf(ck)), len(scan.Later), len(scan.AtStake), rep.dropped)
 	}
 	fs.recovery.Orphans = len(fs.model.DropOrphans())
 	if err := fs.recoverFollowed(replayed); err != nil {
@@ -388,8 +394,8 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 
 	// The new writer starts at the head, by its own placement rule.
 	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
-	head := wrap(scan.head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if !scan.clean && !opts.NoRecovery {
+	head := xlog.Wrap(scan.Head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
+	if !scan.Clean && !opts.NoRecovery {
 		// Blocks past the head may hold what was in flight at the crash
 		// (whole records, cut ones, lone blocks of a record whose header
 		// never made it), all of the head's cycle or the next. The new
@@ -401,24 +407,24 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		// clean unmount nothing was in flight.
 		// Only the free part of the log: the old checkpoint, still in
 		// force until the fresh one is written, needs the live part.
-		free := logBlocks - scan.live - (head.abs - scan.head.abs)
-		if err := zeroAfterHead(dev, head, min(free, stalePastHead)); err != nil {
+		free := logBlocks - scan.Live - (head.Abs - scan.Head.Abs)
+		if err := xlog.ZeroAfterHead(dev, head, min(free, stalePastHead)); err != nil {
 			return nil, err
 		}
 	}
-	fs.bound = boundary{tail: head, lastTID: rep.lastTID}
+	fs.bound = xlog.Boundary{Tail: head, LastTID: rep.lastTID}
 	fs.shadow = fs.model.Clone()
 	if !opts.NoRecovery {
 		if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
 			return nil, fmt.Errorf("mount: %w", err)
 		}
 	}
-	fs.flushCovers = storeLog(dev) && sameFilesystem(fs.st, filepath.Join(dir, logName), fs.dataDir)
-	fs.x, err = newXlog(xlogConfig{
-		dev: dev, uuid: sb.UUID, logbsize: opts.LogBSize, logbufs: opts.LogBufs,
-		sum:  cksum.NewSummer(opts.Mode, opts.Impl),
-		head: head, prevBlock: scan.prev, tail: head, lastTID: rep.lastTID,
-		onDurable: fs.onDurable, wantCheckpoint: fs.requestCheckpoint, onFail: fs.failed,
+	fs.flushCovers = xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir)
+	fs.x, err = xlog.New(xlog.Config{
+		Dev: dev, UUID: sb.UUID, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
+		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
+		Head: head, PrevBlock: scan.Prev, Tail: head, LastTID: rep.lastTID,
+		Times: &fs.times, OnDurable: fs.onDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
 	})
 	if err != nil {
 		return nil, err
@@ -428,9 +434,9 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 		return fs, nil
 	}
 	go fs.checkpointer()
-	fs.forcer = startLogForcer(opts.LogForceInterval, func() error {
+	fs.forcer = xlog.StartForcer(opts.LogForceInterval, func() error {
 		fs.learnAll()
-		return fs.x.forceAll()
+		return fs.x.ForceAll()
 	}, opts.Logf)
 	return fs, nil
 }
@@ -439,28 +445,11 @@ func open(dir string, sb *Superblock, ck *Checkpoint, dev Device, opts Options) 
 // in-flight records can reach (8 records of 256 KiB and a wrap gap).
 const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
 
-// zeroAfterHead zeroes n blocks from head on (wrapping at the end of the
-// log) and syncs them.
-func zeroAfterHead(dev Device, head pos, n uint64) error {
-	logBlocks := uint64(dev.Size() / logbuf.BBSize)
-	zero := make([]byte, 256<<10)
-	b := uint64(head.block)
-	for n > 0 {
-		k := min(n, logBlocks-b, uint64(len(zero)/logbuf.BBSize))
-		if _, err := dev.WriteAt(zero[:k*logbuf.BBSize], int64(b*logbuf.BBSize)); err != nil {
-			return fmt.Errorf("clearing stale log blocks: %w", err)
-		}
-		n -= k
-		b = (b + k) % logBlocks
-	}
-	return dev.Sync()
-}
-
 // replayOp applies one replayed op to the model and, for data-journal
 // writes, to the data file; replayed collects the data files it changed.
 // A metadata-journal log's logged bytes (immediate writes) are deferred
 // instead, to deferred.
-func (fs *FS) replayOp(op *Op, replayed map[Ino]bool, deferred *deferredWrites) error {
+func (fs *FS) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *deferredWrites) error {
 	oldSize := int64(-1)
 	if in := fs.model.Inodes[op.Ino]; in != nil {
 		oldSize = in.Size
@@ -480,15 +469,15 @@ func (fs *FS) replayOp(op *Op, replayed map[Ino]bool, deferred *deferredWrites) 
 	}
 	var err error
 	switch {
-	case op.Type == OpWrite && op.Data != nil:
-		err = fs.withDataFile(op.Ino, func(f StoreFile) error {
+	case op.Type == meta.OpWrite && op.Data != nil:
+		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error {
 			_, err := f.WriteAt(op.Data, op.Off)
 			return err
 		})
-	case op.Type == OpSetattr && op.Mask&SetSize != 0 && fs.opts.Journal == JournalData:
-		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Truncate(op.Size) })
-	case op.Type == OpFallocate && fs.opts.Journal == JournalData:
-		err = fs.withDataFile(op.Ino, func(f StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
+	case op.Type == meta.OpSetattr && op.Mask&meta.SetSize != 0 && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error { return f.Truncate(op.Size) })
+	case op.Type == meta.OpFallocate && fs.opts.Journal == JournalData:
+		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
 	default:
 		return nil
 	}
@@ -496,19 +485,19 @@ func (fs *FS) replayOp(op *Op, replayed map[Ino]bool, deferred *deferredWrites) 
 	return err
 }
 
-func (fs *FS) dataPath(ino Ino) string {
+func (fs *FS) dataPath(ino meta.Ino) string {
 	return filepath.Join(fs.dataDir, strconv.FormatUint(uint64(ino), 10))
 }
 
 // withDataFile runs f on ino's data file, opened for the call, creating
 // the file if it does not exist yet.
-func (fs *FS) withDataFile(ino Ino, f func(StoreFile) error) error {
+func (fs *FS) withDataFile(ino meta.Ino, f func(store.StoreFile) error) error {
 	return fs.onDataFile(ino, os.O_CREATE, f)
 }
 
 // withDataFileIfExists is withDataFile for a file that may be gone (freed
 // since): then it does nothing.
-func (fs *FS) withDataFileIfExists(ino Ino, f func(StoreFile) error) error {
+func (fs *FS) withDataFileIfExists(ino meta.Ino, f func(store.StoreFile) error) error {
 	err := fs.onDataFile(ino, 0, f)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -516,7 +505,7 @@ func (fs *FS) withDataFileIfExists(ino Ino, f func(StoreFile) error) error {
 	return err
 }
 
-func (fs *FS) onDataFile(ino Ino, flags int, f func(StoreFile) error) error {
+func (fs *FS) onDataFile(ino meta.Ino, flags int, f func(store.StoreFile) error) error {
 	file, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
 	if err != nil {
 		return err
@@ -535,17 +524,17 @@ func (fs *FS) onDataFile(ino Ino, flags int, f func(StoreFile) error) error {
 // bytes; and those it cut to size, because what lies past a file's end
 // (bytes of writes the log lost) must not come back inside it when a later
 // write extends the file and a crash then loses the cut.
-func (fs *FS) reconcileDataFiles(replayed map[Ino]bool) error {
+func (fs *FS) reconcileDataFiles(replayed map[meta.Ino]bool) error {
 	names, err := fs.st.ReadDir(fs.dataDir)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
 		n, perr := strconv.ParseUint(name, 10, 64)
-		in := fs.model.Inodes[Ino(n)]
+		in := fs.model.Inodes[meta.Ino(n)]
 		path := filepath.Join(fs.dataDir, name)
 		if perr != nil || in == nil || !in.IsRegular() {
-			if err := removeAll(fs.st, path); err != nil {
+			if err := store.RemoveAll(fs.st, path); err != nil {
 				return err
 			}
 			continue
@@ -554,8 +543,8 @@ func (fs *FS) reconcileDataFiles(replayed map[Ino]bool) error {
 		if err != nil {
 			return err
 		}
-		if info.Size() != in.Size || replayed[Ino(n)] {
-			err := fs.onDataFile(Ino(n), 0, func(f StoreFile) error {
+		if info.Size() != in.Size || replayed[meta.Ino(n)] {
+			err := fs.onDataFile(meta.Ino(n), 0, func(f store.StoreFile) error {
 				if info.Size() != in.Size {
 					if err := f.Truncate(in.Size); err != nil {
 						return err
@@ -575,7 +564,7 @@ func (fs *FS) reconcileDataFiles(replayed map[Ino]bool) error {
 func (fs *FS) Recovery() Recovery { return fs.recovery }
 
 // Superblock returns the store's superblock.
-func (fs *FS) Superblock() *Superblock { return fs.sb }
+func (fs *FS) Superblock() *store.Superblock { return fs.sb }
 
 // Options returns the options in effect (with defaults filled in).
 func (fs *FS) Options() Options { return fs.opts }
@@ -596,13 +585,13 @@ func (fs *FS) Close() error {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
-	fs.forcer.halt()
+	fs.forcer.Halt()
 	// Whoever held or had open the unlinked inodes is gone with the
 	// mount: free them now, so the store is left without orphans.
 	var err error
 	for _, ino := range slices.Sorted(maps.Keys(fs.model.Inodes)) {
-		if fs.model.Inodes[ino].Nlink == 0 && ino != RootIno && err == nil && !fs.opts.ReadOnly {
-			op := Op{Type: OpFree, Ino: ino}
+		if fs.model.Inodes[ino].Nlink == 0 && ino != meta.RootIno && err == nil && !fs.opts.ReadOnly {
+			op := meta.Op{Type: meta.OpFree, Ino: ino}
 			var lsn logbuf.LSN
 			if lsn, err = fs.commitLocked(&op); err == nil {
 				fs.forget(ino, lsn)
@@ -617,11 +606,11 @@ func (fs *FS) Close() error {
 		err = fs.checkpoint(true)
 	}
 	if err == nil && !fs.opts.NoRecovery {
-		err = fs.x.writeUnmount()
+		err = fs.x.WriteUnmount()
 	}
-	fs.x.stop()
+	fs.x.Stop()
 	fs.closeFiles()
-	if cerr := fs.x.dev.Close(); err == nil {
+	if cerr := fs.x.Dev.Close(); err == nil {
 		err = cerr
 	}
 	fs.lock.Close()
@@ -637,10 +626,10 @@ func (fs *FS) Abandon() {
 	}
 	close(fs.ckptStop)
 	<-fs.ckptDone
-	fs.forcer.halt()
-	fs.x.stop()
+	fs.forcer.Halt()
+	fs.x.Stop()
 	fs.closeFiles()
-	fs.x.dev.Close()
+	fs.x.Dev.Close()
 	fs.lock.Close()
 }
 
@@ -652,16 +641,18 @@ func (fs *FS) closeFiles() {
 	}
 }
 
-// errno maps an internal error to what the caller reports: a journal that
-// has stopped is EIO whatever stopped it (a full disk under the log is no
-// reason to tell the caller ENOSPC), other errnos pass through, anything
-// else (a failed data file) is EIO.
-func errno(err error) error {
+// Errno maps an error of the journal to the errno a caller reports, the
+// one mapping of the filesystem (package fusefs answers FUSE with it): 0
+// for nil; EIO for a journal that has stopped, whatever stopped it (a full
+// disk under the log is no reason to tell the caller ENOSPC); an errno
+// anywhere in err's chain passes through; anything else (a failed data
+// file) is EIO.
+func Errno(err error) syscall.Errno {
 	if err == nil {
-		return nil
+		return 0
 	}
-	var f *FailedError
-	if errors.As(err, &f) || errors.Is(err, errClosed) {
+	var f *xlog.FailedError
+	if errors.As(err, &f) || errors.Is(err, xlog.ErrClosed) {
 		return syscall.EIO
 	}
 	var e syscall.Errno
@@ -671,8 +662,16 @@ func errno(err error) error {
 	return syscall.EIO
 }
 
+// errno is Errno as the error the journal's methods return: nil for nil.
+func errno(err error) error {
+	if e := Errno(err); e != 0 {
+		return e
+	}
+	return nil
+}
+
 // state returns the per-inode state, creating it.
-func (fs *FS) state(ino Ino) *inodeState {
+func (fs *FS) state(ino meta.Ino) *inodeState {
 	fs.statesMu.Lock()
 	defer fs.statesMu.Unlock()
 	st := fs.states[ino]
@@ -690,14 +689,14 @@ func (fs *FS) state(ino Ino) *inodeState {
 // while the op waited for space) leaves the model exactly as it was. It
 // returns the LSN to force for the op to be durable. The caller holds fs.mu
 // for writing.
-func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
+func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 	if fs.closed.Load() {
 		return 0, syscall.EIO
 	}
 	if fs.opts.ReadOnly {
 		return 0, syscall.EROFS
 	}
-	if err := fs.x.failure(); err != nil {
+	if err := fs.x.Failure(); err != nil {
 		return 0, err
 	}
 	if err := fs.model.Validate(op); err != nil {
@@ -709,12 +708,12 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 	}
 	region := op.Encode(make([]byte, 0, op.EncodedLen()))
 	kept := *op
-	if op.Type == OpWrite {
+	if op.Type == meta.OpWrite {
 		kept.Data = nil // the shadow needs no file bytes, and the caller owns them
 	} else {
 		kept.Data = slices.Clone(op.Data)
 	}
-	lsn, err := fs.x.commit(region, &kept)
+	lsn, err := fs.x.Commit(region, &kept)
 	if err != nil {
 		return 0, err
 	}
@@ -723,18 +722,18 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		// since: only a bug gets here, and the log now holds an op the
 		// model refused, so nothing more may be logged.
 		err = fmt.Errorf("the model refused %s after validating it: %w", op, err)
-		fs.x.fail(err)
-		return 0, &FailedError{Reason: err}
+		fs.x.Fail(err)
+		return 0, &xlog.FailedError{Reason: err}
 	}
 	switch op.Type {
-	case OpCreate, OpLink, OpUnlink, OpRmdir, OpRename:
+	case meta.OpCreate, meta.OpLink, meta.OpUnlink, meta.OpRmdir, meta.OpRename:
 		fs.names.Add(1)
 	}
 	if fs.afterCommit != nil {
-		fs.afterCommit(fs.x.lastCommitted(), op)
+		fs.afterCommit(fs.x.LastCommitted(), op)
 	}
 	// Record what fsync and fdatasync of the inodes involved must force.
-	for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {
+	for _, ino := range []meta.Ino{op.Ino, op.Parent, op.NewParent} {
 		if ino == 0 {
 			continue
 		}
@@ -742,7 +741,7 @@ func (fs *FS) commitLocked(op *Op) (logbuf.LSN, error) {
 		st.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
-			if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
+			if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
 				st.dataLSN = lsn
 			}
 		}
@@ -759,43 +758,43 @@ func (fs *FS) NamespaceGen() uint64 { return fs.names.Load() }
 // holds until a checkpoint: a hole punch or zero range in data-journal mode,
 // which fdatasync must force like written bytes, or a replay of older
 // logged bytes would bring the punched ones back.
-func (fs *FS) zeroesLogged(op *Op) bool {
-	return fs.opts.Journal == JournalData && op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+func (fs *FS) zeroesLogged(op *meta.Op) bool {
+	return fs.opts.Journal == JournalData && op.Type == meta.OpFallocate && op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0
 }
 
 // supersedesLogged reports whether op, with immediate writes on, changes
 // file bytes by other means than logging them (a write to the data file
 // only, a hole punch or zero range): fdatasync must force it, or a replay
 // would write older logged bytes over what it made durable (immediate.go).
-func (fs *FS) supersedesLogged(op *Op) bool {
+func (fs *FS) supersedesLogged(op *meta.Op) bool {
 	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite == 0 {
 		return false
 	}
-	return op.Type == OpWrite && op.Data == nil || op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+	return op.Type == meta.OpWrite && op.Data == nil || op.Type == meta.OpFallocate && op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0
 }
 
 // commit takes the model lock and commits op.
-func (fs *FS) commit(op *Op) (logbuf.LSN, error) {
+func (fs *FS) commit(op *meta.Op) (logbuf.LSN, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return fs.commitLocked(op)
 }
 
-// onDurable runs in the log writer after a sync: the shadow model catches
-// up with the transactions now durable, and the checkpoint boundary moves.
-func (fs *FS) onDurable(recs []*iclog) {
+// onDurable runs in the log writer after a sync, for each record made
+// durable: the shadow model catches up with its transactions, and the
+// checkpoint boundary moves.
+func (fs *FS) onDurable(txns []xlog.Committed, bound xlog.Boundary) {
 	fs.shadowMu.Lock()
 	defer fs.shadowMu.Unlock()
-	for _, ic := range recs {
-		for _, t := range ic.txns {
-			if err := fs.shadow.Apply(t.op); err != nil {
-				// The live model accepted it; the same ops in the same
-				// order cannot fail here unless memory is corrupt.
-				panic(fmt.Sprintf("journal: shadow model rejected tid %#x %s: %v", t.tid, t.op, err))
-			}
+	for _, t := range txns {
+		op := t.Item.(*meta.Op)
+		if err := fs.shadow.Apply(op); err != nil {
+			// The live model accepted it; the same ops in the same
+			// order cannot fail here unless memory is corrupt.
+			panic(fmt.Sprintf("journal: shadow model rejected tid %#x %s: %v", t.TID, op, err))
 		}
-		fs.bound = ic.bound
 	}
+	fs.bound = bound
 }
 
 func (fs *FS) requestCheckpoint() {
@@ -816,7 +815,7 @@ func (fs *FS) checkpointer() {
 		case <-t.C:
 		case <-fs.ckptReq:
 		}
-		if fs.x.failure() != nil {
+		if fs.x.Failure() != nil {
 			return
 		}
 		fs.runCheckpoint()
@@ -834,27 +833,27 @@ func (fs *FS) checkpointer() {
 // the log as the only copy of its bytes.
 func (fs *FS) runCheckpoint() {
 	err := fs.checkpoint(false)
-	if err != nil && fs.x.failure() == nil {
+	if err != nil && fs.x.Failure() == nil {
 		var wb *writebackError
 		if errors.As(err, &wb) {
-			fs.x.fail(err)
+			fs.x.Fail(err)
 			return
 		}
 		if prev := fs.ckptErr.Swap(&err); prev == nil || (*prev).Error() != err.Error() {
 			fs.opts.Logf("checkpoint failed: %v; the log still has room, so the journal goes on, and the next checkpoint tries again", err)
 		}
-		if fs.x.forceAll() == nil && fs.reapFreed() > 0 {
+		if fs.x.ForceAll() == nil && fs.reapFreed() > 0 {
 			err = fs.checkpoint(false)
 		}
 	}
 	switch {
-	case fs.x.failure() != nil:
+	case fs.x.Failure() != nil:
 	case err == nil:
 		if fs.ckptErr.Swap(nil) != nil {
 			fs.opts.Logf("checkpoint succeeded again; the journal is back to normal")
 		}
-	case fs.x.spaceWaiting():
-		fs.x.fail(fmt.Errorf("the log is full, and the checkpoint that would free it failed: %w", err))
+	case fs.x.SpaceWaiting():
+		fs.x.Fail(fmt.Errorf("the log is full, and the checkpoint that would free it failed: %w", err))
 	}
 }
 
@@ -867,18 +866,10 @@ func (e *writebackError) Error() string {
 }
 func (e *writebackError) Unwrap() error { return e.err }
 
-// FailedError is what every change gets once the journal has stopped: its
-// log can no longer be written (the errno callers see is EIO). Reason says
-// what stopped it.
-type FailedError struct{ Reason error }
-
-func (e *FailedError) Error() string { return "journal failed: " + e.Reason.Error() }
-func (e *FailedError) Unwrap() error { return e.Reason }
-
 // failed runs once, when the log stops.
 func (fs *FS) failed(reason error) {
 	if fs.opts.OnFail != nil {
-		fs.opts.OnFail(&FailedError{Reason: reason})
+		fs.opts.OnFail(&xlog.FailedError{Reason: reason})
 		return
 	}
 	fs.opts.Logf("journal failed: %v; no more changes are accepted (reads go on); "+
@@ -889,8 +880,8 @@ func (fs *FS) failed(reason error) {
 // while checkpoints fail but the log still has room; "failed: <reason>"
 // once it accepts no more changes (reads still work).
 func (fs *FS) State() string {
-	if err := fs.x.failure(); err != nil {
-		var f *FailedError
+	if err := fs.x.Failure(); err != nil {
+		var f *xlog.FailedError
 		if errors.As(err, &f) {
 			err = f.Reason
 		}
@@ -903,7 +894,8 @@ func (fs *FS) State() string {
 }
 
 // checkpoint writes the model as of the newest durable record and moves
-// the log tail to it (DESIGN §3). final (unmount) first forces everything.
+// the log tail to it (the package documentation, Checkpoints and the
+// tail). final (unmount) first forces everything.
 // The order keeps the write-ahead rule: records durable, then the shadow's
 // state and boundary taken together, then data files synced (every write
 // the state includes was made to its data file before it committed), then
@@ -914,9 +906,9 @@ func (fs *FS) checkpoint(final bool) error {
 	defer fs.ckptMu.Unlock()
 	var err error
 	if final {
-		err = fs.x.forceAll()
+		err = fs.x.ForceAll()
 	} else {
-		_, err = fs.x.syncSwitched()
+		_, err = fs.x.SyncSwitched()
 	}
 	if err != nil {
 		return err
@@ -930,17 +922,17 @@ func (fs *FS) checkpoint(final bool) error {
 	if err := fs.writeCheckpointFile(m, b); err != nil {
 		return err
 	}
-	fs.x.moveTail(b.tail)
+	fs.x.MoveTail(b.Tail)
 	fs.ckpts.Add(1)
 	fs.reapFreed()
 	return nil
 }
 
-func (fs *FS) writeCheckpointFile(m *Model, b boundary) error {
+func (fs *FS) writeCheckpointFile(m *meta.Model, b xlog.Boundary) error {
 	fs.ckptSeq++
 	fs.syncs.checkpoint.Add(2) // the file's fsync and the directory's
-	return writeCheckpoint(fs.st, fs.dir, &Checkpoint{
-		Seq: fs.ckptSeq, TailLSN: b.tail.lsn(), LastTID: b.lastTID,
+	return store.WriteCheckpoint(fs.st, fs.dir, &store.Checkpoint{
+		Seq: fs.ckptSeq, TailLSN: b.Tail.LSN(), LastTID: b.LastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
 	})
 }
@@ -957,10 +949,10 @@ func (fs *FS) syncDataFiles() error {
 	fs.markPassthroughDirty()
 	fs.dirtyMu.Lock()
 	dirty := fs.dirty
-	fs.dirty = map[Ino]bool{}
+	fs.dirty = map[meta.Ino]bool{}
 	fs.dirtyMu.Unlock()
 	inos := slices.Sorted(maps.Keys(dirty))
-	redirty := func(inos []Ino) {
+	redirty := func(inos []meta.Ino) {
 		fs.dirtyMu.Lock()
 		for _, ino := range inos {
 			fs.dirty[ino] = true
@@ -990,7 +982,7 @@ func (fs *FS) syncDataFiles() error {
 	return nil
 }
 
-func (fs *FS) markDirty(ino Ino) {
+func (fs *FS) markDirty(ino meta.Ino) {
 	fs.dirtyMu.Lock()
 	fs.dirty[ino] = true
 	fs.dirtyMu.Unlock()
@@ -1001,7 +993,7 @@ func (fs *FS) markDirty(ino Ino) {
 // bring a deleted name back, recovery deletes the file of an inode that
 // no longer exists. A file it cannot delete stays listed for the next try.
 func (fs *FS) reapFreed() int {
-	_, _, _, durable := fs.x.snapshotStats()
+	_, _, _, durable := fs.x.SnapshotStats()
 	fs.freedMu.Lock()
 	var keep, gone []freedInode
 	for _, f := range fs.freed {

@@ -9,12 +9,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // Attr is what stat(2) reports about an inode.
 type Attr struct {
-	Ino                 Ino
+	Ino                 meta.Ino
 	Mode                uint32
 	Nlink               uint32
 	UID, GID            uint32
@@ -23,7 +25,7 @@ type Attr struct {
 	Atime, Mtime, Ctime int64 // ns since the epoch
 }
 
-func attrOf(in *Inode) Attr {
+func attrOf(in *meta.Inode) Attr {
 	return Attr{Ino: in.Ino, Mode: in.Mode, Nlink: in.Nlink, UID: in.UID, GID: in.GID, Size: in.Size,
 		Rdev: in.Rdev, Atime: in.Atime, Mtime: in.Mtime, Ctime: in.Ctime}
 }
@@ -31,12 +33,12 @@ func attrOf(in *Inode) Attr {
 // DirEntry is one directory entry.
 type DirEntry struct {
 	Name string
-	Ino  Ino
+	Ino  meta.Ino
 	Mode uint32
 }
 
 // GetAttr returns an inode's attributes.
-func (fs *FS) GetAttr(ino Ino) (Attr, error) {
+func (fs *FS) GetAttr(ino meta.Ino) (Attr, error) {
 	// A journal that cannot commit what it learned still answers, from
 	// the model.
 	fs.learnIfStale(ino)
@@ -44,7 +46,7 @@ func (fs *FS) GetAttr(ino Ino) (Attr, error) {
 }
 
 // attr returns an inode's attributes as the model has them.
-func (fs *FS) attr(ino Ino) (Attr, error) {
+func (fs *FS) attr(ino meta.Ino) (Attr, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -55,7 +57,7 @@ func (fs *FS) attr(ino Ino) (Attr, error) {
 }
 
 // Lookup finds name in directory parent.
-func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
+func (fs *FS) Lookup(parent meta.Ino, name string) (Attr, error) {
 	fs.mu.RLock()
 	in, err := fs.model.Lookup(parent, name)
 	var a Attr
@@ -63,7 +65,7 @@ func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
 		a = attrOf(in)
 	}
 	fs.mu.RUnlock()
-	if err != nil || fs.ptLive.Load() == 0 || a.Mode&ModeType != ModeReg {
+	if err != nil || fs.ptLive.Load() == 0 || a.Mode&meta.ModeType != meta.ModeReg {
 		return a, err
 	}
 	// The kernel takes the size in the answer for the file's: it must
@@ -77,11 +79,11 @@ func (fs *FS) Lookup(parent Ino, name string) (Attr, error) {
 
 // Create makes a new inode named name in parent: a regular file,
 // directory, symlink (target set) or special node, by mode's type bits.
-func (fs *FS) Create(parent Ino, name string, mode, uid, gid, rdev uint32, target string) (Attr, error) {
+func (fs *FS) Create(parent meta.Ino, name string, mode, uid, gid, rdev uint32, target string) (Attr, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	op := Op{Type: OpCreate, Parent: parent, Name: name, Ino: fs.model.NextIno, Mode: mode,
-		UID: uid, GID: gid, Rdev: rdev, Target: target, Ctime: nowNanos()}
+	op := meta.Op{Type: meta.OpCreate, Parent: parent, Name: name, Ino: fs.model.NextIno, Mode: mode,
+		UID: uid, GID: gid, Rdev: rdev, Target: target, Ctime: store.NowNanos()}
 	if _, err := fs.commitLocked(&op); err != nil {
 		return Attr{}, errno(err)
 	}
@@ -89,11 +91,11 @@ func (fs *FS) Create(parent Ino, name string, mode, uid, gid, rdev uint32, targe
 }
 
 // Link adds the name parent/name for ino.
-func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
+func (fs *FS) Link(ino, parent meta.Ino, name string) (Attr, error) {
 	fs.learnIfStale(ino)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	op := Op{Type: OpLink, Ino: ino, Parent: parent, Name: name, Ctime: nowNanos()}
+	op := meta.Op{Type: meta.OpLink, Ino: ino, Parent: parent, Name: name, Ctime: store.NowNanos()}
 	if _, err := fs.commitLocked(&op); err != nil {
 		return Attr{}, errno(err)
 	}
@@ -103,37 +105,37 @@ func (fs *FS) Link(ino, parent Ino, name string) (Attr, error) {
 // Unlink removes parent/name, which is not a directory. An inode losing
 // its last link is freed now unless it is in use (open, or held by the
 // kernel); then its last Release or Unhold frees it.
-func (fs *FS) Unlink(parent Ino, name string) error {
+func (fs *FS) Unlink(parent meta.Ino, name string) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	in, err := fs.model.Lookup(parent, name)
 	if err != nil {
 		return err
 	}
-	op := Op{Type: OpUnlink, Parent: parent, Name: name, Ctime: nowNanos(), Free: in.Nlink == 1 && !fs.inUse(in.Ino)}
+	op := meta.Op{Type: meta.OpUnlink, Parent: parent, Name: name, Ctime: store.NowNanos(), Free: in.Nlink == 1 && !fs.inUse(in.Ino)}
 	return fs.commitRemoval(&op, in.Ino)
 }
 
 // Rmdir removes the empty directory parent/name.
-func (fs *FS) Rmdir(parent Ino, name string) error {
+func (fs *FS) Rmdir(parent meta.Ino, name string) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	in, err := fs.model.Lookup(parent, name)
 	if err != nil {
 		return err
 	}
-	op := Op{Type: OpRmdir, Parent: parent, Name: name, Ctime: nowNanos(), Free: !fs.inUse(in.Ino)}
+	op := meta.Op{Type: meta.OpRmdir, Parent: parent, Name: name, Ctime: store.NowNanos(), Free: !fs.inUse(in.Ino)}
 	return fs.commitRemoval(&op, in.Ino)
 }
 
 // Rename moves oldParent/oldName to newParent/newName (renameat2 flags:
 // RenameNoReplace, RenameExchange).
-func (fs *FS) Rename(oldParent Ino, oldName string, newParent Ino, newName string, flags uint32) error {
+func (fs *FS) Rename(oldParent meta.Ino, oldName string, newParent meta.Ino, newName string, flags uint32) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	op := Op{Type: OpRename, Parent: oldParent, Name: oldName, NewParent: newParent, NewName: newName, Flags: flags, Ctime: nowNanos()}
-	var victim Ino
-	if flags&RenameExchange == 0 {
+	op := meta.Op{Type: meta.OpRename, Parent: oldParent, Name: oldName, NewParent: newParent, NewName: newName, Flags: flags, Ctime: store.NowNanos()}
+	var victim meta.Ino
+	if flags&meta.RenameExchange == 0 {
 		src, err := fs.model.Lookup(oldParent, oldName)
 		if err != nil {
 			return err
@@ -148,7 +150,7 @@ func (fs *FS) Rename(oldParent Ino, oldName string, newParent Ino, newName strin
 
 // commitRemoval commits an op that may free ino; a freed inode's data
 // file goes once the free is durable.
-func (fs *FS) commitRemoval(op *Op, ino Ino) error {
+func (fs *FS) commitRemoval(op *meta.Op, ino meta.Ino) error {
 	lsn, err := fs.commitLocked(op)
 	if err != nil {
 		return errno(err)
@@ -169,7 +171,7 @@ func (fs *FS) commitRemoval(op *Op, ino Ino) error {
 
 // forget drops a freed inode's state and schedules its data file for
 // deletion once the free at lsn is durable.
-func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
+func (fs *FS) forget(ino meta.Ino, lsn logbuf.LSN) {
 	fs.statesMu.Lock()
 	if st := fs.states[ino]; st != nil {
 		st.closeFiles()
@@ -184,37 +186,37 @@ func (fs *FS) forget(ino Ino, lsn logbuf.LSN) {
 
 // inUse reports whether an inode is open or held: then losing its last
 // link does not free it; its last Release or Unhold does.
-func (fs *FS) inUse(ino Ino) bool {
+func (fs *FS) inUse(ino meta.Ino) bool {
 	st := fs.existingState(ino)
 	return st != nil && (st.opens.Load() > 0 || st.holds.Load() > 0)
 }
 
 // existingState returns the per-inode state if there is one.
-func (fs *FS) existingState(ino Ino) *inodeState {
+func (fs *FS) existingState(ino meta.Ino) *inodeState {
 	fs.statesMu.Lock()
 	defer fs.statesMu.Unlock()
 	return fs.states[ino]
 }
 
 // Readlink returns a symlink's target.
-func (fs *FS) Readlink(ino Ino) (string, error) {
+func (fs *FS) Readlink(ino meta.Ino) (string, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
 	switch {
 	case in == nil:
 		return "", syscall.ENOENT
-	case in.Mode&ModeType != ModeLink:
+	case in.Mode&meta.ModeType != meta.ModeLink:
 		return "", syscall.EINVAL
 	}
 	return in.Target, nil
 }
 
 // ReadDir lists a directory, sorted by name (without "." and "..").
-func (fs *FS) ReadDir(ino Ino) ([]DirEntry, error) {
+func (fs *FS) ReadDir(ino meta.Ino) ([]DirEntry, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
-	d, err := fs.model.dir(ino)
+	d, err := fs.model.Dir(ino)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +229,10 @@ func (fs *FS) ReadDir(ino Ino) ([]DirEntry, error) {
 }
 
 // Parent returns the parent of directory ino (itself for the root).
-func (fs *FS) Parent(ino Ino) (Ino, error) {
+func (fs *FS) Parent(ino meta.Ino) (meta.Ino, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
-	d, err := fs.model.dir(ino)
+	d, err := fs.model.Dir(ino)
 	if err != nil {
 		return 0, err
 	}
@@ -240,7 +242,7 @@ func (fs *FS) Parent(ino Ino) (Ino, error) {
 // Open counts an open of ino: an unlinked inode lives until its last
 // Release. The check and the count happen under the model lock, so an
 // unlink or rename either sees the open or happens before it (ENOENT).
-func (fs *FS) Open(ino Ino) error {
+func (fs *FS) Open(ino meta.Ino) error {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	if fs.model.Inodes[ino] == nil {
@@ -252,7 +254,7 @@ func (fs *FS) Open(ino Ino) error {
 
 // Release undoes an Open. The last release of an unlinked, unheld inode
 // frees it.
-func (fs *FS) Release(ino Ino) error {
+func (fs *FS) Release(ino meta.Ino) error {
 	st := fs.existingState(ino)
 	if st == nil {
 		return nil
@@ -271,7 +273,7 @@ func (fs *FS) Release(ino Ino) error {
 // unlinked file or removed directory still reachable through an open
 // descriptor or a cached inode keeps answering (with nlink 0), as on any
 // local filesystem.
-func (fs *FS) Hold(ino Ino) {
+func (fs *FS) Hold(ino meta.Ino) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	if fs.model.Inodes[ino] != nil {
@@ -280,7 +282,7 @@ func (fs *FS) Hold(ino Ino) {
 }
 
 // Unhold drops a Hold; the last reference to an unlinked inode frees it.
-func (fs *FS) Unhold(ino Ino) error {
+func (fs *FS) Unhold(ino meta.Ino) error {
 	st := fs.existingState(ino)
 	if st == nil {
 		return nil
@@ -292,14 +294,14 @@ func (fs *FS) Unhold(ino Ino) error {
 }
 
 // maybeFree frees ino if it has no links and nobody uses it.
-func (fs *FS) maybeFree(ino Ino) error {
+func (fs *FS) maybeFree(ino meta.Ino) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	in := fs.model.Inodes[ino]
-	if in == nil || in.Nlink > 0 || ino == RootIno || fs.inUse(ino) {
+	if in == nil || in.Nlink > 0 || ino == meta.RootIno || fs.inUse(ino) {
 		return nil
 	}
-	op := Op{Type: OpFree, Ino: ino}
+	op := meta.Op{Type: meta.OpFree, Ino: ino}
 	lsn, err := fs.commitLocked(&op)
 	if err != nil {
 		return errno(err)
@@ -310,11 +312,11 @@ func (fs *FS) maybeFree(ino Ino) error {
 
 // CreateTmpfile makes a regular file with no name (O_TMPFILE), open once:
 // its Release frees it unless Link gave it a name meanwhile.
-func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
+func (fs *FS) CreateTmpfile(parent meta.Ino, mode, uid, gid uint32) (Attr, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	op := Op{Type: OpCreate, Parent: parent, Ino: fs.model.NextIno, Mode: mode&^ModeType | ModeReg,
-		UID: uid, GID: gid, Ctime: nowNanos()}
+	op := meta.Op{Type: meta.OpCreate, Parent: parent, Ino: fs.model.NextIno, Mode: mode&^meta.ModeType | meta.ModeReg,
+		UID: uid, GID: gid, Ctime: store.NowNanos()}
 	if _, err := fs.commitLocked(&op); err != nil {
 		return Attr{}, errno(err)
 	}
@@ -325,14 +327,14 @@ func (fs *FS) CreateTmpfile(parent Ino, mode, uid, gid uint32) (Attr, error) {
 
 // dataFile returns the open data file of a regular file, opening (and
 // creating) it as needed. The caller holds st.mu.
-func (fs *FS) dataFile(ino Ino, st *inodeState) (StoreFile, error) {
+func (fs *FS) dataFile(ino meta.Ino, st *inodeState) (store.StoreFile, error) {
 	return fs.openDataFile(ino, st, true)
 }
 
 // dataFileToChange is dataFile for an op about to change the data file: a
 // cut a shrink still owes is made first, so bytes past the file's end never
 // come back inside it.
-func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
+func (fs *FS) dataFileToChange(ino meta.Ino, st *inodeState) (store.StoreFile, error) {
 	f, err := fs.dataFile(ino, st)
 	if err == nil && st.cutOwed {
 		if err = f.Truncate(fs.size(ino)); err == nil {
@@ -348,7 +350,7 @@ func (fs *FS) dataFileToChange(ino Ino, st *inodeState) (StoreFile, error) {
 
 // openDataFile is dataFile; without create, a missing data file is (nil,
 // nil): the file has no bytes written yet.
-func (fs *FS) openDataFile(ino Ino, st *inodeState, create bool) (StoreFile, error) {
+func (fs *FS) openDataFile(ino meta.Ino, st *inodeState, create bool) (store.StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
 	}
@@ -375,7 +377,7 @@ func (st *inodeState) doneWithFile() {
 }
 
 // regular returns ino's inode if it is a regular file.
-func (fs *FS) regular(ino Ino) (*Inode, error) {
+func (fs *FS) regular(ino meta.Ino) (*meta.Inode, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -390,7 +392,7 @@ func (fs *FS) regular(ino Ino) (*Inode, error) {
 	return in, nil
 }
 
-func (fs *FS) size(ino Ino) int64 {
+func (fs *FS) size(ino meta.Ino) int64 {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	if in := fs.model.Inodes[ino]; in != nil {
@@ -401,7 +403,7 @@ func (fs *FS) size(ino Ino) int64 {
 
 // sizeFollows reports whether ino is marked: its size follows its data
 // file at recovery (passthrough.go).
-func (fs *FS) sizeFollows(ino Ino) bool {
+func (fs *FS) sizeFollows(ino meta.Ino) bool {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -412,7 +414,7 @@ func (fs *FS) sizeFollows(ino Ino) bool {
 // but inside the file's size (a file extended by truncate) read as zeros,
 // and so does a file without a data file yet: a read never creates one, so
 // reads work on a full disk and on a journal that has stopped.
-func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
+func (fs *FS) Read(ino meta.Ino, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
 	}
@@ -449,17 +451,17 @@ func (fs *FS) Read(ino Ino, p []byte, off int64) (int, error) {
 // transaction describing the write is committed — with the bytes too in
 // data-journal mode, split into transactions of at most maxTxn bytes. The
 // inode's lock keeps data-file order and log order the same.
-func (fs *FS) Write(ino Ino, p []byte, off int64) (int, error) {
+func (fs *FS) Write(ino meta.Ino, p []byte, off int64) (int, error) {
 	return fs.write(ino, p, off, false)
 }
 
 // WriteDirect is Write for a file opened with O_DIRECT: aligned writes go
 // to the data file with O_DIRECT too (see direct.go).
-func (fs *FS) WriteDirect(ino Ino, p []byte, off int64) (int, error) {
+func (fs *FS) WriteDirect(ino meta.Ino, p []byte, off int64) (int, error) {
 	return fs.write(ino, p, off, true)
 }
 
-func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
+func (fs *FS) write(ino meta.Ino, p []byte, off int64, direct bool) (int, error) {
 	if off < 0 || off+int64(len(p)) < off {
 		return 0, syscall.EINVAL
 	}
@@ -497,7 +499,7 @@ func (fs *FS) write(ino Ino, p []byte, off int64, direct bool) (int, error) {
 			st.allocDirty = true // past what was written in place
 		}
 		if (n > 0 || len(p) == 0) && (logged || !fs.writeChangesNothing(ino, off+int64(done)+int64(n))) {
-			op := Op{Type: OpWrite, Ino: ino, Off: off + int64(done), Len: int64(n), Ctime: fileTime()}
+			op := meta.Op{Type: meta.OpWrite, Ino: ino, Off: off + int64(done), Len: int64(n), Ctime: fileTime()}
 			if fs.opts.Journal == JournalData || logged {
 				op.Data = piece[:n]
 			}
@@ -541,7 +543,7 @@ const fileTimeStep = 4 * time.Millisecond
 
 // fileTime is the time a write stamps on a file.
 func fileTime() int64 {
-	now := nowNanos()
+	now := store.NowNanos()
 	return now - now%int64(fileTimeStep)
 }
 
@@ -551,7 +553,7 @@ func fileTime() int64 {
 // data file — which spares overwrite-heavy workloads (database pages) a
 // transaction per write, as a local filesystem's coarse timestamps do. The
 // caller holds the inode's lock, so the size cannot change meanwhile.
-func (fs *FS) writeChangesNothing(ino Ino, end int64) bool {
+func (fs *FS) writeChangesNothing(ino meta.Ino, end int64) bool {
 	if fs.opts.Journal != JournalMeta {
 		return false // the bytes themselves must be logged
 	}
@@ -578,10 +580,10 @@ type SetAttrIn struct {
 }
 
 // SetAttr changes attributes; SetSize truncates or extends a regular file.
-func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
-	op := Op{Type: OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
-		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: nowNanos()}
-	if in.Mask&SetSize == 0 {
+func (fs *FS) SetAttr(ino meta.Ino, in SetAttrIn) (Attr, error) {
+	op := meta.Op{Type: meta.OpSetattr, Ino: ino, Mask: in.Mask, Mode: in.Mode, UID: in.UID, GID: in.GID,
+		Size: in.Size, Atime: in.Atime, Mtime: in.Mtime, Ctime: store.NowNanos()}
+	if in.Mask&meta.SetSize == 0 {
 		// Learned first: a later learn must not take the kernel's
 		// earlier write for newer than this change (a utimes after
 		// the write, as tar and cp -p make).
@@ -641,7 +643,7 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
 			fs.ckptMu.Lock()
-			err = fs.x.force(lsn)
+			err = fs.x.Force(lsn)
 			if err == nil {
 				if terr := f.Truncate(in.Size); terr != nil {
 					st.cutOwed = true
@@ -691,14 +693,14 @@ func (fs *FS) SetAttr(ino Ino, in SetAttrIn) (Attr, error) {
 
 // Fallocate preallocates, punches a hole or zeroes a range (fallocate(2)
 // modes FallocKeepSize, FallocPunchHole, FallocZeroRange).
-func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
+func (fs *FS) Fallocate(ino meta.Ino, mode uint32, off, length int64) error {
 	if _, err := fs.regular(ino); err != nil {
 		return err
 	}
 	if off < 0 || length <= 0 {
 		return syscall.EINVAL
 	}
-	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
+	if mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 || mode&meta.FallocPunchHole != 0 && mode&meta.FallocKeepSize == 0 {
 		return syscall.EOPNOTSUPP
 	}
 	if err := fs.changeRefused(); err != nil {
@@ -718,7 +720,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	if err := f.Allocate(mode, off, length); err != nil {
 		return errno(err)
 	}
-	if mode&(FallocPunchHole|FallocZeroRange) != 0 {
+	if mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 {
 		if err := fs.syncBeforeSuperseding(st, f); err != nil {
 			return errno(err)
 		}
@@ -726,7 +728,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 	fs.afterChange(st, f)
 	fs.markDirty(ino)
 	st.dataDirty = true
-	op := Op{Type: OpFallocate, Ino: ino, Mode: mode, Off: off, Len: length, Ctime: fileTime()}
+	op := meta.Op{Type: meta.OpFallocate, Ino: ino, Mode: mode, Off: off, Len: length, Ctime: fileTime()}
 	_, err = fs.commit(&op)
 	return errno(err)
 }
@@ -735,7 +737,7 @@ func (fs *FS) Fallocate(ino Ino, mode uint32, off, length int64) error {
 // up to the inode's newest transaction (for fdatasync, the newest one that
 // matters for reading the data back: size changes, logged bytes). Concurrent
 // fsyncs share one log force.
-func (fs *FS) Fsync(ino Ino, datasync bool) error {
+func (fs *FS) Fsync(ino meta.Ino, datasync bool) error {
 	start := time.Now()
 	defer func() { fs.recordFsync(time.Since(start)) }()
 	fs.mu.RLock()
@@ -774,16 +776,16 @@ func (fs *FS) Fsync(ino Ino, datasync bool) error {
 			dataErr = lost
 		case !dirty:
 		case fs.writeBack(st):
-			return errno(fs.x.forceFlush(lsn))
+			return errno(fs.x.ForceFlush(lsn))
 		default:
 			// The log writer starts on the force while this
 			// goroutine syncs the data file.
-			fs.x.startForce(lsn)
+			fs.x.StartForce(lsn)
 			started = true
 			dataErr = fs.syncData(ino, st)
 		}
 	}
-	logErr := fs.x.forceWait(lsn, !started)
+	logErr := fs.x.ForceWait(lsn, !started)
 	if dataErr != nil {
 		return errno(dataErr)
 	}
@@ -837,14 +839,14 @@ func (st *inodeState) unsynced() bool { return st.dataDirty || st.ptWriters.Load
 // kernel marks the pages clean after a writeback error, so a retry would
 // succeed without writing them, and every later fsync of the inode must
 // report the loss instead.
-func (fs *FS) syncData(ino Ino, st *inodeState) error {
+func (fs *FS) syncData(ino meta.Ino, st *inodeState) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return fs.syncDataLocked(ino, st)
 }
 
 // syncDataLocked is syncData for a caller holding st.mu.
-func (fs *FS) syncDataLocked(ino Ino, st *inodeState) error {
+func (fs *FS) syncDataLocked(ino meta.Ino, st *inodeState) error {
 	if st.dataErr != nil {
 		return st.dataErr
 	}
@@ -891,10 +893,10 @@ func (fs *FS) syncAndMeasure(st *inodeState) error {
 }
 
 // Sync makes every committed transaction durable (syncfs).
-func (fs *FS) Sync() error { return errno(fs.x.forceAll()) }
+func (fs *FS) Sync() error { return errno(fs.x.ForceAll()) }
 
 // GetXattr returns an extended attribute's value.
-func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
+func (fs *FS) GetXattr(ino meta.Ino, name string) ([]byte, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -912,7 +914,7 @@ func (fs *FS) GetXattr(ino Ino, name string) ([]byte, error) {
 }
 
 // ListXattr returns the names of an inode's extended attributes, sorted.
-func (fs *FS) ListXattr(ino Ino) ([]string, error) {
+func (fs *FS) ListXattr(ino meta.Ino) ([]string, error) {
 	fs.mu.RLock()
 	defer fs.mu.RUnlock()
 	in := fs.model.Inodes[ino]
@@ -924,8 +926,8 @@ func (fs *FS) ListXattr(ino Ino) ([]string, error) {
 
 // SetXattr sets an extended attribute (flags XattrCreate, XattrReplace),
 // refusing what Linux filesystems refuse (see xattr.go).
-func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
-	op := Op{Type: OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: nowNanos()}
+func (fs *FS) SetXattr(ino meta.Ino, name string, value []byte, flags uint32) error {
+	op := meta.Op{Type: meta.OpSetxattr, Ino: ino, Name: name, Data: value, Flags: flags, Ctime: store.NowNanos()}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if err := fs.checkSetXattr(ino, name, value); err != nil {
@@ -937,8 +939,8 @@ func (fs *FS) SetXattr(ino Ino, name string, value []byte, flags uint32) error {
 
 // RemoveXattr removes an extended attribute. A name outside the namespaces
 // is EOPNOTSUPP unless the inode has it (set before names were checked).
-func (fs *FS) RemoveXattr(ino Ino, name string) error {
-	op := Op{Type: OpRemovexattr, Ino: ino, Name: name, Ctime: nowNanos()}
+func (fs *FS) RemoveXattr(ino meta.Ino, name string) error {
+	op := meta.Op{Type: meta.OpRemovexattr, Ino: ino, Name: name, Ctime: store.NowNanos()}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if in := fs.model.Inodes[ino]; in != nil && !hasXattr(in, name) {
@@ -977,5 +979,5 @@ func (fs *FS) Statfs() (Statfs, error) {
 	}
 	fs.mu.RUnlock()
 	return Statfs{Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail, Bsize: s.Bsize,
-		Files: n + 1<<20, Ffree: 1 << 20, NameLen: MaxNameLen}, nil
+		Files: n + 1<<20, Ffree: 1 << 20, NameLen: meta.MaxNameLen}, nil
 }

@@ -2,6 +2,10 @@ package journal
 
 import (
 	"slices"
+
+	"github.com/xlogfs/xlogfs/journal/internal/span"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // Immediate writes (Options.ImmediateWrite). ZFS's intent log copies a
@@ -40,8 +44,8 @@ import (
 // transaction but not its bytes (or the data file's name) would replay
 // neither, and bring back what the logged bytes had replaced. The caller
 // holds st.mu.
-func (fs *FS) syncBeforeSuperseding(st *inodeState, f StoreFile) error {
-	if fs.opts.ImmediateWrite == 0 || st.loggedLSN == 0 || st.loggedLSN < fs.x.tailLSN() {
+func (fs *FS) syncBeforeSuperseding(st *inodeState, f store.StoreFile) error {
+	if fs.opts.ImmediateWrite == 0 || st.loggedLSN == 0 || st.loggedLSN < fs.x.TailLSN() {
 		return nil
 	}
 	if err := fs.fdatasync(f); err != nil {
@@ -68,58 +72,58 @@ func (fs *FS) immediate(n int) bool {
 // loggedWrite is a replayed write's bytes and what of them is still to be
 // written.
 type loggedWrite struct {
-	ino  Ino
+	ino  meta.Ino
 	off  int64
 	data []byte
-	keep []span // of [off, off+len(data)): what no later transaction superseded
+	keep []span.Span // of [off, off+len(data)): what no later transaction superseded
 }
 
 // deferredWrites collects a metadata-journal log's logged bytes during
 // replay.
 type deferredWrites struct {
 	all   []*loggedWrite
-	byIno map[Ino][]*loggedWrite
+	byIno map[meta.Ino][]*loggedWrite
 }
 
 // note sees one replayed op of a metadata-journal log, before the model
 // applies it (oldSize: the inode's size before it, -1 if none).
-func (d *deferredWrites) note(op *Op, oldSize int64) {
+func (d *deferredWrites) note(op *meta.Op, oldSize int64) {
 	switch {
-	case op.Type == OpWrite && op.Data != nil:
+	case op.Type == meta.OpWrite && op.Data != nil:
 		w := &loggedWrite{ino: op.Ino, off: op.Off, data: slices.Clone(op.Data)}
-		w.keep = []span{{op.Off, op.Off + int64(len(op.Data))}}
+		w.keep = []span.Span{{Lo: op.Off, Hi: op.Off + int64(len(op.Data))}}
 		if d.byIno == nil {
-			d.byIno = map[Ino][]*loggedWrite{}
+			d.byIno = map[meta.Ino][]*loggedWrite{}
 		}
 		d.all = append(d.all, w)
 		d.byIno[op.Ino] = append(d.byIno[op.Ino], w)
-	case op.Type == OpWrite:
+	case op.Type == meta.OpWrite:
 		d.supersede(op.Ino, op.Off, op.Off+op.Len)
-	case op.Type == OpSetattr && op.Mask&SetSize != 0 && op.Size < oldSize:
+	case op.Type == meta.OpSetattr && op.Mask&meta.SetSize != 0 && op.Size < oldSize:
 		d.supersede(op.Ino, op.Size, 1<<62)
-	case op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0:
+	case op.Type == meta.OpFallocate && op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0:
 		d.supersede(op.Ino, op.Off, op.Off+op.Len)
-	case op.Type == OpFree:
+	case op.Type == meta.OpFree:
 		d.supersede(op.Ino, 0, 1<<62)
 	}
 }
 
-func (d *deferredWrites) supersede(ino Ino, lo, hi int64) {
+func (d *deferredWrites) supersede(ino meta.Ino, lo, hi int64) {
 	for _, w := range d.byIno[ino] {
-		w.keep = removeSpan(w.keep, lo, hi)
+		w.keep = span.Remove(w.keep, lo, hi)
 	}
 }
 
 // apply writes what is left of the logged bytes, in log order, and notes
 // the data files it changed.
-func (d *deferredWrites) apply(fs *FS, replayed map[Ino]bool) error {
+func (d *deferredWrites) apply(fs *FS, replayed map[meta.Ino]bool) error {
 	for _, w := range d.all {
 		if len(w.keep) == 0 {
 			continue
 		}
-		err := fs.withDataFile(w.ino, func(f StoreFile) error {
+		err := fs.withDataFile(w.ino, func(f store.StoreFile) error {
 			for _, s := range w.keep {
-				if _, err := f.WriteAt(w.data[s.lo-w.off:s.hi-w.off], s.lo); err != nil {
+				if _, err := f.WriteAt(w.data[s.Lo-w.off:s.Hi-w.off], s.Lo); err != nil {
 					return err
 				}
 			}
@@ -138,7 +142,7 @@ func (d *deferredWrites) apply(fs *FS, replayed map[Ino]bool) error {
 func (d *deferredWrites) layOver(o replayOverlay) {
 	for _, w := range d.all {
 		for _, s := range w.keep {
-			o.add(&Op{Type: OpWrite, Ino: w.ino, Off: s.lo, Len: s.hi - s.lo, Data: w.data[s.lo-w.off : s.hi-w.off]}, JournalMeta)
+			o.add(&meta.Op{Type: meta.OpWrite, Ino: w.ino, Off: s.Lo, Len: s.Hi - s.Lo, Data: w.data[s.Lo-w.off : s.Hi-w.off]}, JournalMeta)
 		}
 	}
 }

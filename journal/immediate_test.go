@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // Immediate writes: a small write's fsync is a log force alone, a large
@@ -11,12 +15,12 @@ import (
 // durable before its transaction, so that a crash keeping the transaction
 // never replays the older logged bytes over it.
 func TestImmediateWrites(t *testing.T) {
-	cfs := NewCrashFS()
-	must[*Superblock](t)(Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}))
+	cfs := testfs.NewCrashFS()
+	must[*store.Superblock](t)(store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}))
 	o := Options{Store: cfs, ImmediateWrite: 4096, LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 	fs := mount(t, powerDir, o)
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-	b := must[Attr](t)(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(meta.RootIno, "g", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, fs.Open(a.Ino))
 	fill := func(c byte, n int) []byte { return bytes.Repeat([]byte{c}, n) }
 	syncs := func() uint64 { return fs.Stats().DataSyncs }

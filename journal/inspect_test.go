@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -16,7 +18,7 @@ func TestInspectAllAfterCleanUnmount(t *testing.T) {
 	dir := mkfs(t, 4<<20, 32<<10)
 	fs := mount(t, dir, Options{})
 	for i := range 20 {
-		a := must[Attr](t)(fs.Create(RootIno, fmt.Sprintf("f%02d", i), ModeReg|0o644, 0, 0, 0, ""))
+		a := must[Attr](t)(fs.Create(meta.RootIno, fmt.Sprintf("f%02d", i), meta.ModeReg|0o644, 0, 0, 0, ""))
 		check(t, fs.Fsync(a.Ino, false))
 	}
 	check(t, fs.Close())
@@ -30,13 +32,13 @@ func TestInspectAllAfterCleanUnmount(t *testing.T) {
 	}
 	checkChain(t, rep.Old, 4<<20)
 	last := rep.Old[len(rep.Old)-1]
-	if end := after(last.at, last.Header, 4<<20/logbuf.BBSize); end.lsn() != rep.Records[0].LSN() {
-		t.Errorf("the newest old record %v ends at %v, not at the unmount record %v", last.LSN(), end.lsn(), rep.Records[0].LSN())
+	if end := xlog.After(last.At, last.Header, 4<<20/logbuf.BBSize); end.LSN() != rep.Records[0].LSN() {
+		t.Errorf("the newest old record %v ends at %v, not at the unmount record %v", last.LSN(), end.LSN(), rep.Records[0].LSN())
 	}
 	creates := 0
 	for _, r := range rep.Old {
 		for _, op := range r.Record.Ops {
-			if d, err := DecodeOp(op.Data); err == nil && d.Type == OpCreate {
+			if d, err := meta.DecodeOp(op.Data); err == nil && d.Type == meta.OpCreate {
 				creates++
 			}
 		}
@@ -60,7 +62,7 @@ func TestInspectAllAfterWraps(t *testing.T) {
 	const logSize = 1 << 20
 	dir := mkfs(t, logSize, 32<<10)
 	fs := mount(t, dir, Options{Journal: JournalData, CheckpointInterval: time.Hour})
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	buf := []byte(strings.Repeat("w", 3000))
 	for i := range 2000 {
 		must[int](t)(fs.Write(a.Ino, buf, int64(i%50)*3000))
@@ -81,8 +83,8 @@ func TestInspectAllAfterWraps(t *testing.T) {
 		cycles[r.LSN().Cycle()]++
 	}
 	tail := rep.Checkpoint.TailLSN
-	if len(cycles) != 2 || cycles[tail.Cycle()] == 0 || cycles[prevCycle(tail.Cycle())] == 0 {
-		t.Errorf("old records by cycle %v; want cycles %d and %d (tail %v)", cycles, prevCycle(tail.Cycle()), tail.Cycle(), tail)
+	if len(cycles) != 2 || cycles[tail.Cycle()] == 0 || cycles[xlog.PrevCycle(tail.Cycle())] == 0 {
+		t.Errorf("old records by cycle %v; want cycles %d and %d (tail %v)", cycles, xlog.PrevCycle(tail.Cycle()), tail.Cycle(), tail)
 	}
 	checkChain(t, rep.Old, logSize)
 	// Together they fill most of the log: only the part of a record the
@@ -98,12 +100,12 @@ func TestInspectAllAfterWraps(t *testing.T) {
 
 // checkChain checks that records follow each other as the writer placed
 // them: each starts where the one before ends.
-func checkChain(t *testing.T, recs []ScannedRecord, logSize int64) {
+func checkChain(t *testing.T, recs []xlog.ScannedRecord, logSize int64) {
 	t.Helper()
 	for i := 1; i < len(recs); i++ {
 		p := recs[i-1]
-		if next := after(p.at, p.Header, uint64(logSize/logbuf.BBSize)); next.lsn() != recs[i].LSN() {
-			t.Errorf("record %d at %v follows %v, which ends at %v", i, recs[i].LSN(), p.LSN(), next.lsn())
+		if next := xlog.After(p.At, p.Header, uint64(logSize/logbuf.BBSize)); next.LSN() != recs[i].LSN() {
+			t.Errorf("record %d at %v follows %v, which ends at %v", i, recs[i].LSN(), p.LSN(), next.LSN())
 		}
 	}
 }

@@ -12,12 +12,17 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
 func mkfs(t testing.TB, logSize int64, logbsize int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	if _, err := Mkfs(dir, MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -60,12 +65,12 @@ func check(t testing.TB, err error) {
 // expected contents of the files it leaves.
 func everyOp(t testing.TB, fs *FS) map[string][]byte {
 	attr := must[Attr](t)
-	d := attr(fs.Create(RootIno, "dir", ModeDir|0o755, 1000, 1000, 0, ""))
-	sub := attr(fs.Create(d.Ino, "sub", ModeDir|0o700, 0, 0, 0, ""))
-	f := attr(fs.Create(d.Ino, "file", ModeReg|0o644, 1000, 100, 0, ""))
-	attr(fs.Create(RootIno, "link", ModeLink|0o777, 0, 0, 0, "dir/file"))
-	attr(fs.Create(RootIno, "fifo", ModeFIFO|0o600, 0, 0, 0, ""))
-	attr(fs.Create(RootIno, "chr", ModeChar|0o600, 0, 0, 0x0501, ""))
+	d := attr(fs.Create(meta.RootIno, "dir", meta.ModeDir|0o755, 1000, 1000, 0, ""))
+	sub := attr(fs.Create(d.Ino, "sub", meta.ModeDir|0o700, 0, 0, 0, ""))
+	f := attr(fs.Create(d.Ino, "file", meta.ModeReg|0o644, 1000, 100, 0, ""))
+	attr(fs.Create(meta.RootIno, "link", meta.ModeLink|0o777, 0, 0, 0, "dir/file"))
+	attr(fs.Create(meta.RootIno, "fifo", meta.ModeFIFO|0o600, 0, 0, 0, ""))
+	attr(fs.Create(meta.RootIno, "chr", meta.ModeChar|0o600, 0, 0, 0x0501, ""))
 	check(t, fs.Open(f.Ino))
 	must[int](t)(fs.Write(f.Ino, []byte("hello, log"), 0))
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: several records in data mode
@@ -73,35 +78,35 @@ func everyOp(t testing.TB, fs *FS) map[string][]byte {
 	check(t, fs.Fsync(f.Ino, false))
 	check(t, fs.Release(f.Ino))
 	attr(fs.Link(f.Ino, sub.Ino, "hardlink"))
-	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetMode | SetUID | SetGID | SetAtime | SetMtime, Mode: 0o600, UID: 7, GID: 8, Atime: 1e9, Mtime: 2e9}))
-	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 50}))   // shrink
-	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 4096})) // grow
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetMode | meta.SetUID | meta.SetGID | meta.SetAtime | meta.SetMtime, Mode: 0o600, UID: 7, GID: 8, Atime: 1e9, Mtime: 2e9}))
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetSize, Size: 50}))   // shrink
+	attr(fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetSize, Size: 4096})) // grow
 	check(t, fs.Fallocate(f.Ino, 0, 8192, 4096))
-	check(t, fs.Fallocate(f.Ino, FallocKeepSize|FallocPunchHole, 0, 5))
+	check(t, fs.Fallocate(f.Ino, meta.FallocKeepSize|meta.FallocPunchHole, 0, 5))
 	check(t, fs.SetXattr(f.Ino, "user.a", []byte("1"), 0))
-	check(t, fs.SetXattr(f.Ino, "user.b", []byte("2"), XattrCreate))
-	check(t, fs.SetXattr(f.Ino, "user.a", []byte("one"), XattrReplace))
+	check(t, fs.SetXattr(f.Ino, "user.b", []byte("2"), meta.XattrCreate))
+	check(t, fs.SetXattr(f.Ino, "user.a", []byte("one"), meta.XattrReplace))
 	check(t, fs.RemoveXattr(f.Ino, "user.b"))
-	g := attr(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
+	g := attr(fs.Create(meta.RootIno, "g", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, fs.Open(g.Ino))
 	must[int](t)(fs.Write(g.Ino, []byte("gee"), 0))
 	check(t, fs.Release(g.Ino))
-	check(t, fs.Rename(RootIno, "g", d.Ino, "g2", 0))
-	h := attr(fs.Create(RootIno, "h", ModeReg|0o644, 0, 0, 0, ""))
-	check(t, fs.Rename(RootIno, "h", RootIno, "fifo", 0)) // replaces fifo: freed
-	if err := fs.Rename(RootIno, "fifo", RootIno, "chr", RenameNoReplace); err != syscall.EEXIST {
+	check(t, fs.Rename(meta.RootIno, "g", d.Ino, "g2", 0))
+	h := attr(fs.Create(meta.RootIno, "h", meta.ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Rename(meta.RootIno, "h", meta.RootIno, "fifo", 0)) // replaces fifo: freed
+	if err := fs.Rename(meta.RootIno, "fifo", meta.RootIno, "chr", meta.RenameNoReplace); err != syscall.EEXIST {
 		t.Fatalf("rename noreplace onto existing: %v, want EEXIST", err)
 	}
-	check(t, fs.Rename(RootIno, "fifo", d.Ino, "g2", RenameExchange))
-	check(t, fs.Rename(d.Ino, "sub", RootIno, "sub-moved", 0))
-	attr(fs.Create(RootIno, "gone", ModeReg|0o644, 0, 0, 0, ""))
-	check(t, fs.Unlink(RootIno, "gone"))
-	attr(fs.Create(RootIno, "emptydir", ModeDir|0o755, 0, 0, 0, ""))
-	check(t, fs.Rmdir(RootIno, "emptydir"))
+	check(t, fs.Rename(meta.RootIno, "fifo", d.Ino, "g2", meta.RenameExchange))
+	check(t, fs.Rename(d.Ino, "sub", meta.RootIno, "sub-moved", 0))
+	attr(fs.Create(meta.RootIno, "gone", meta.ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Unlink(meta.RootIno, "gone"))
+	attr(fs.Create(meta.RootIno, "emptydir", meta.ModeDir|0o755, 0, 0, 0, ""))
+	check(t, fs.Rmdir(meta.RootIno, "emptydir"))
 	// An unlinked file that stays open, then is released: OpFree.
-	o := attr(fs.Create(RootIno, "orphan", ModeReg|0o644, 0, 0, 0, ""))
+	o := attr(fs.Create(meta.RootIno, "orphan", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, fs.Open(o.Ino))
-	check(t, fs.Unlink(RootIno, "orphan"))
+	check(t, fs.Unlink(meta.RootIno, "orphan"))
 	if a, err := fs.GetAttr(o.Ino); err != nil || a.Nlink != 0 {
 		t.Fatalf("open unlinked file: %+v, %v", a, err)
 	}
@@ -122,7 +127,7 @@ func everyOp(t testing.TB, fs *FS) map[string][]byte {
 
 func readAll(t testing.TB, fs *FS, path string) []byte {
 	t.Helper()
-	ino := RootIno
+	ino := meta.RootIno
 	for _, name := range strings.Split(path, "/") {
 		a, err := fs.Lookup(ino, name)
 		if err != nil {
@@ -193,30 +198,30 @@ func firstDiff(a, b []byte) int {
 
 func TestFsyncHistogram(t *testing.T) {
 	// Buckets tile the line: each starts where the last ended.
-	for i := 1; i < histBuckets; i++ {
-		_, prevHi := HistBounds(i - 1)
-		lo, hi := HistBounds(i)
+	for i := 1; i < statsfile.HistBuckets; i++ {
+		_, prevHi := statsfile.HistBounds(i - 1)
+		lo, hi := statsfile.HistBounds(i)
 		if lo != prevHi || hi <= lo {
 			t.Fatalf("bucket %d = [%d,%d), previous ends at %d", i, lo, hi, prevHi)
 		}
-		if float64(hi-lo)/float64(lo) > 0.125+1e-9 && lo >= histSub {
+		if float64(hi-lo)/float64(lo) > 0.125+1e-9 && lo >= statsfile.HistSub {
 			t.Fatalf("bucket %d [%d,%d) wider than 12.5%%", i, lo, hi)
 		}
 	}
 	for _, us := range []uint64{0, 1, 7, 8, 9, 15, 16, 100, 1000, 123456, 1 << 30} {
-		lo, hi := HistBounds(histBucket(us))
+		lo, hi := statsfile.HistBounds(statsfile.HistBucket(us))
 		if us < lo || us >= hi {
 			t.Errorf("%d µs lands in [%d,%d)", us, lo, hi)
 		}
 	}
-	h := make([]uint64, histBuckets)
+	h := make([]uint64, statsfile.HistBuckets)
 	for us := uint64(1); us <= 1000; us++ {
-		h[histBucket(us)]++
+		h[statsfile.HistBucket(us)]++
 	}
-	if p := HistPercentile(h, 50); p < 470 || p > 530 {
+	if p := statsfile.HistPercentile(h, 50); p < 470 || p > 530 {
 		t.Errorf("p50 of 1..1000 µs = %v", p)
 	}
-	if p := HistPercentile(h, 99); p < 940 || p > 1040 {
+	if p := statsfile.HistPercentile(h, 99); p < 940 || p > 1040 {
 		t.Errorf("p99 of 1..1000 µs = %v", p)
 	}
 }
@@ -224,7 +229,7 @@ func TestFsyncHistogram(t *testing.T) {
 // slowSyncDevice makes every sync take a while, as a disk flush does, so
 // forces that arrive meanwhile must share the next one.
 type slowSyncDevice struct {
-	*CrashDevice
+	*testfs.CrashDevice
 	delay time.Duration
 }
 
@@ -236,11 +241,11 @@ func (d slowSyncDevice) Sync() error {
 // groupCommit runs 16 goroutines that each write and fsync their own file
 // n times on a new store whose log device wrap makes from the log file
 // (nil: the file itself), and returns the filesystem's stats.
-func groupCommit(t testing.TB, wrap func(img []byte) Device, n int) Stats {
+func groupCommit(t testing.TB, wrap func(img []byte) xlog.Device, n int) statsfile.Stats {
 	dir := mkfs(t, 16<<20, 0)
 	var o Options
 	if wrap != nil {
-		img, err := os.ReadFile(filepath.Join(dir, logName))
+		img, err := os.ReadFile(filepath.Join(dir, store.LogName))
 		check(t, err)
 		o.Device = wrap(img)
 	}
@@ -249,7 +254,7 @@ func groupCommit(t testing.TB, wrap func(img []byte) Device, n int) Stats {
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := range 16 {
-		a, err := fs.Create(RootIno, fmt.Sprintf("w%d", g), ModeReg|0o644, 0, 0, 0, "")
+		a, err := fs.Create(meta.RootIno, fmt.Sprintf("w%d", g), meta.ModeReg|0o644, 0, 0, 0, "")
 		check(t, err)
 		wg.Add(1)
 		go func() {
@@ -278,41 +283,41 @@ func groupCommit(t testing.TB, wrap func(img []byte) Device, n int) Stats {
 // TestGroupCommit: while one log sync is in progress, the fsyncs that
 // arrive wait for the next, and that one sync serves them all.
 func TestGroupCommit(t *testing.T) {
-	st := groupCommit(t, func(img []byte) Device { return slowSyncDevice{NewCrashDevice(img), 2 * time.Millisecond} }, 20)
+	st := groupCommit(t, func(img []byte) xlog.Device { return slowSyncDevice{testfs.NewCrashDevice(img), 2 * time.Millisecond} }, 20)
 	if st.Fsyncs != 16*20 {
 		t.Fatalf("%d fsyncs, want %d", st.Fsyncs, 16*20)
 	}
 	// 320 fsyncs, each needing a sync: without sharing there would be 320.
-	if st.ForceSyncs*2 > st.ForceWaits {
-		t.Errorf("%d forces waited on %d syncs: group commit did not share them (want at least 2 per sync)", st.ForceWaits, st.ForceSyncs)
+	if st.ForceSyncs*2 > st.LogForces {
+		t.Errorf("%d forces waited on %d syncs: group commit did not share them (want at least 2 per sync)", st.LogForces, st.ForceSyncs)
 	}
-	t.Logf("16 writers: %d fsyncs waited on %d log syncs, %.1f per sync", st.ForceWaits, st.ForceSyncs, st.FsyncsPerForce())
+	t.Logf("16 writers: %d fsyncs waited on %d log syncs, %.1f per sync", st.LogForces, st.ForceSyncs, st.FsyncsPerForce())
 }
 
 // BenchmarkGroupCommit reports, over a real log file, how many fsync
 // callers one log force serves with 16 goroutines doing write+fsync.
 func BenchmarkGroupCommit(b *testing.B) {
-	var st Stats
+	var st statsfile.Stats
 	n := 0
 	for b.Loop() {
 		st = groupCommit(b, nil, 50)
 		n++
 	}
 	b.ReportMetric(st.FsyncsPerForce(), "fsyncs/force")
-	b.ReportMetric(float64(st.Fsyncs)/float64(max(1, st.LogForces)), "fsyncs/logsync")
+	b.ReportMetric(float64(st.Fsyncs)/float64(max(1, st.LogSyncs)), "fsyncs/logsync")
 }
 
 // TestFullLogWaitsAndCloses fills a small log from several writers: they
 // must wait for checkpoints, never fail, and Close must finish while some
 // of them wait for space.
 func TestFullLogWaitsAndCloses(t *testing.T) {
-	dir := mkfs(t, MinLogSize, 32<<10)
+	dir := mkfs(t, store.MinLogSize, 32<<10)
 	fs := mount(t, dir, Options{Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour})
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	var written [4]int
 	for g := range 4 {
-		a, err := fs.Create(RootIno, fmt.Sprintf("w%d", g), ModeReg|0o644, 0, 0, 0, "")
+		a, err := fs.Create(meta.RootIno, fmt.Sprintf("w%d", g), meta.ModeReg|0o644, 0, 0, 0, "")
 		check(t, err)
 		wg.Add(1)
 		go func() {
@@ -349,8 +354,8 @@ func TestFullLogWaitsAndCloses(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	total := written[0] + written[1] + written[2] + written[3]
-	if total*20000 < 4*MinLogSize {
-		t.Errorf("only %d bytes written through a %d byte log", total*20000, MinLogSize)
+	if total*20000 < 4*store.MinLogSize {
+		t.Errorf("only %d bytes written through a %d byte log", total*20000, store.MinLogSize)
 	}
 	fs = mount(t, dir, Options{})
 	if r := fs.Recovery(); !r.Clean {
@@ -360,17 +365,17 @@ func TestFullLogWaitsAndCloses(t *testing.T) {
 }
 
 func TestEncodedLenBoundsEncode(t *testing.T) {
-	big := Op{Ino: 1 << 62, Parent: 1 << 62, NewParent: 1 << 62, Name: "n", NewName: "nn", Target: "t",
+	big := meta.Op{Ino: 1 << 62, Parent: 1 << 62, NewParent: 1 << 62, Name: "n", NewName: "nn", Target: "t",
 		Mode: ^uint32(0), UID: ^uint32(0), GID: ^uint32(0), Rdev: ^uint32(0), Flags: ^uint32(0), Mask: ^uint32(0),
 		Off: -1 << 62, Len: 1 << 62, Size: 1 << 62, Atime: -1 << 62, Mtime: 1 << 62, Ctime: -1 << 62, Free: true, Data: []byte("data")}
-	for typ := OpType(1); typ < opMax; typ++ {
+	for typ := meta.OpType(1); typ < meta.OpMax; typ++ {
 		op := big
 		op.Type = typ
 		enc := op.Encode(nil)
 		if len(enc) > op.EncodedLen() {
 			t.Errorf("%s: encoded %d bytes, EncodedLen says at most %d", typ, len(enc), op.EncodedLen())
 		}
-		got, err := DecodeOp(enc)
+		got, err := meta.DecodeOp(enc)
 		if err != nil || got.Type != typ {
 			t.Errorf("%s: decode: %v", typ, err)
 		}
@@ -382,7 +387,7 @@ func TestEncodedLenBoundsEncode(t *testing.T) {
 // unaligned ones stay buffered, and both read back and survive recovery.
 func TestWriteDirect(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store") // not tmpfs: ext4 takes O_DIRECT
-	if _, err := Mkfs(dir, MkfsOptions{LogSize: 4 << 20}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: 4 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	// Whether the filesystem under the store takes O_DIRECT decides what
@@ -395,7 +400,7 @@ func TestWriteDirect(t *testing.T) {
 	probe.Close()
 	os.Remove(probe.Name())
 	fs := mount(t, dir, Options{})
-	a := must[Attr](t)(fs.Create(RootIno, "db", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "db", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, fs.Open(a.Ino))
 	page := bytes.Repeat([]byte("p"), 16384)
 	must[int](t)(fs.WriteDirect(a.Ino, page, 0))
@@ -464,7 +469,7 @@ func TestInlineStoreMountsInOtherModes(t *testing.T) {
 		t.Fatalf("batched mount of an inline log: recovery %+v, want a replay", r)
 	}
 	verify("batched after inline", fs, want)
-	a := must[Attr](t)(fs.Create(RootIno, "from-batched", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "from-batched", meta.ModeReg|0o644, 0, 0, 0, ""))
 	more := bytes.Repeat([]byte("batched "), 40000)
 	must[int](t)(fs.Write(a.Ino, more, 0))
 	want["from-batched"] = more

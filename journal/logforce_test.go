@@ -5,16 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-)
 
-// unforced reports whether the log holds committed transactions that are
-// not durable yet: ops in the active iclog, or records switched out and
-// not synced.
-func (x *xlog) unforced() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.active != nil && x.active.buf.NumOps() > 0 || x.lastSwitched > x.durable
-}
+	"github.com/xlogfs/xlogfs/journal/meta"
+)
 
 // TestPeriodicLogForce creates files without any fsync, leaves the mount
 // idle, and cuts the power (every write not yet synced may be lost): with
@@ -32,7 +25,7 @@ func TestPeriodicLogForce(t *testing.T) {
 			dir, dev := crashStore(t, 4<<20, 32<<10)
 			fs := mount(t, dir, Options{Device: dev, LogForceInterval: c.interval, CheckpointInterval: time.Hour})
 			for i := range files {
-				must[Attr](t)(fs.Create(RootIno, fmt.Sprint("f", i), ModeReg|0o644, 0, 0, 0, ""))
+				must[Attr](t)(fs.Create(meta.RootIno, fmt.Sprint("f", i), meta.ModeReg|0o644, 0, 0, 0, ""))
 			}
 			// Idle: wait until the force has made everything durable
 			// (the control waits as long as the forced run may take).
@@ -40,7 +33,7 @@ func TestPeriodicLogForce(t *testing.T) {
 			if !c.survive {
 				deadline = time.Now().Add(time.Second)
 			}
-			for fs.x.unforced() && time.Now().Before(deadline) {
+			for fs.x.Unforced() && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			img := dev.CrashImage(rand.New(rand.NewPCG(1, 2)))
@@ -48,7 +41,7 @@ func TestPeriodicLogForce(t *testing.T) {
 			got, _, err := recoverImage(t, dir, img, Options{})
 			check(t, err)
 			defer got.Close()
-			ents := must[[]DirEntry](t)(got.ReadDir(RootIno))
+			ents := must[[]DirEntry](t)(got.ReadDir(meta.RootIno))
 			switch {
 			case c.survive && len(ents) != files:
 				t.Errorf("after an idle %v and a power cut: %d files of %d, want all: the periodic force did not run", c.interval, len(ents), files)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -98,7 +100,7 @@ import (
 // append reaches would not be in the log when write(2) returns). Either
 // way it then counts an ordinary open, which Release undoes, and returns
 // a nil file. Either kind of open is undone by ReleasePassthrough.
-func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, error) {
+func (fs *FS) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.StoreFile, error) {
 	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite > 0 {
 		return nil, syscall.EINVAL // the log must see every byte, or the small ones
 	}
@@ -132,7 +134,7 @@ func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, err
 		// record of this open's mark, or of an earlier open's still
 		// being forced. A failed force leaves the open counted as a
 		// writer, and ReleasePassthrough undoes it.
-		if err = fs.x.force(logbuf.LSN(st.markLSN.Load())); err != nil {
+		if err = fs.x.Force(logbuf.LSN(st.markLSN.Load())); err != nil {
 			fs.ReleasePassthrough(ino, write, true)
 			return nil, errno(err)
 		}
@@ -146,7 +148,7 @@ func (fs *FS) OpenPassthrough(ino Ino, write, preferDaemon bool) (StoreFile, err
 
 // passthroughFile opens ino's data file for an open through which the
 // kernel writes (write) or only reads. The caller holds st.mu.
-func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, error) {
+func (fs *FS) passthroughFile(ino meta.Ino, st *inodeState, write bool) (store.StoreFile, error) {
 	f, err := fs.dataFile(ino, st)
 	if err != nil {
 		return nil, err
@@ -202,7 +204,7 @@ func (fs *FS) passthroughFile(ino Ino, st *inodeState, write bool) (StoreFile, e
 // data file at recovery, committing the op unless the model has it so
 // already. A set's LSN is kept for the opens to force. The caller holds
 // st.mu.
-func (fs *FS) markSizeFollows(ino Ino, st *inodeState, set bool) error {
+func (fs *FS) markSizeFollows(ino meta.Ino, st *inodeState, set bool) error {
 	fs.mu.RLock()
 	in := fs.model.Inodes[ino]
 	has := in != nil && in.SizeFollows
@@ -210,9 +212,9 @@ func (fs *FS) markSizeFollows(ino Ino, st *inodeState, set bool) error {
 	if in == nil || has == set {
 		return nil
 	}
-	op := Op{Type: OpSizeFollows, Ino: ino}
+	op := meta.Op{Type: meta.OpSizeFollows, Ino: ino}
 	if set {
-		op.Flags = SizeFollowsSet
+		op.Flags = meta.SizeFollowsSet
 		if st.newFile {
 			// A sync write makes the data file's bytes and size
 			// durable, not its name: recovery could not find
@@ -235,8 +237,8 @@ func (fs *FS) markSizeFollows(ino Ino, st *inodeState, set bool) error {
 
 // OpenProbe opens a file of the store read-only, to try whether the
 // kernel accepts the store's files as passthrough backing files.
-func (fs *FS) OpenProbe() (StoreFile, error) {
-	return fs.st.OpenFile(filepath.Join(fs.dir, superblockName), os.O_RDONLY, 0)
+func (fs *FS) OpenProbe() (store.StoreFile, error) {
+	return fs.st.OpenFile(filepath.Join(fs.dir, store.SuperblockName), os.O_RDONLY, 0)
 }
 
 // ReleasePassthrough undoes OpenPassthrough, given write as it was and
@@ -244,7 +246,7 @@ func (fs *FS) OpenProbe() (StoreFile, error) {
 // the kernel did to the file, then counts the release. The kind of open
 // is uncounted under st.mu together with the open itself, so that an open
 // deciding its kind meanwhile sees both or neither.
-func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
+func (fs *FS) ReleasePassthrough(ino meta.Ino, write, passthrough bool) error {
 	st := fs.existingState(ino)
 	if st == nil {
 		return nil
@@ -284,7 +286,7 @@ func (fs *FS) ReleasePassthrough(ino Ino, write, passthrough bool) error {
 
 // setStale marks whether ino's data file may hold changes the journal has
 // not learned. The caller holds st.mu.
-func (fs *FS) setStale(ino Ino, st *inodeState, stale bool) {
+func (fs *FS) setStale(ino meta.Ino, st *inodeState, stale bool) {
 	if st.ptStale == stale {
 		return
 	}
@@ -305,7 +307,7 @@ func (fs *FS) setStale(ino Ino, st *inodeState, stale bool) {
 // file any more, there is nothing left to learn until the next one. The
 // caller holds st.mu, which every other change of the data file's size
 // takes too.
-func (fs *FS) learn(ino Ino, st *inodeState) error {
+func (fs *FS) learn(ino meta.Ino, st *inodeState) error {
 	if !st.ptStale {
 		return nil
 	}
@@ -343,7 +345,7 @@ func (fs *FS) learn(ino Ino, st *inodeState) error {
 		// end: the meta-journal write record, whose replay (in either
 		// journal mode) never touches a data file. The times are the
 		// kernel's, kept from going back before the inode's last change.
-		op := Op{Type: OpWrite, Ino: ino, Off: size, Len: max(0, s.Size-size), Ctime: max(ctime, s.Mtime)}
+		op := meta.Op{Type: meta.OpWrite, Ino: ino, Off: size, Len: max(0, s.Size-size), Ctime: max(ctime, s.Mtime)}
 		if _, err := fs.commit(&op); err != nil {
 			return err
 		}
@@ -358,7 +360,7 @@ func (fs *FS) learn(ino Ino, st *inodeState) error {
 
 // learnIfStale is learn for callers that do not hold st.mu: an attribute
 // query, a lookup, a setattr or fsync about to answer from the model.
-func (fs *FS) learnIfStale(ino Ino) error {
+func (fs *FS) learnIfStale(ino meta.Ino) error {
 	if fs.ptLive.Load() == 0 {
 		return nil
 	}
@@ -405,7 +407,7 @@ func (fs *FS) markPassthroughDirty() {
 // ino's data file (a truncate, a fallocate) while the kernel may write it:
 // the data file's new mtime is the journal's own doing, logged with the
 // change, and not the kernel's to learn.
-func (fs *FS) afterChange(st *inodeState, f StoreFile) {
+func (fs *FS) afterChange(st *inodeState, f store.StoreFile) {
 	st.allocDirty = true // a truncate or fallocate: blocks may come and go
 	if !st.ptStale {
 		return
@@ -422,8 +424,8 @@ func (fs *FS) afterChange(st *inodeState, f StoreFile) {
 // collects the grown inodes, whose data files reconcileDataFiles then
 // syncs before the fresh checkpoint records their new size. A NoRecovery
 // mount changes only its model in memory.
-func (fs *FS) recoverFollowed(replayed map[Ino]bool) error {
-	for _, ino := range fs.model.sizeFollows() {
+func (fs *FS) recoverFollowed(replayed map[meta.Ino]bool) error {
+	for _, ino := range fs.model.SizeFollows() {
 		in := fs.model.Inodes[ino]
 		in.SizeFollows = false
 		f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDONLY, 0)

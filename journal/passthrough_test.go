@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"golang.org/x/sys/unix"
 )
@@ -17,45 +20,45 @@ import (
 // journal must learn what those writes did.
 
 func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
-	for _, store := range []string{"os", "crashfs"} {
-		t.Run(store, func(t *testing.T) {
+	for _, storeDir := range []string{"os", "crashfs"} {
+		t.Run(storeDir, func(t *testing.T) {
 			o := Options{LogForceInterval: time.Hour}
 			dir := powerDir
-			var cfs *CrashFS
-			if store == "os" {
-				dir = mkfs(t, MinLogSize, 32<<10)
+			var cfs *testfs.CrashFS
+			if storeDir == "os" {
+				dir = mkfs(t, store.MinLogSize, 32<<10)
 			} else {
-				cfs = NewCrashFS()
+				cfs = testfs.NewCrashFS()
 				o.Store = cfs
-				if _, err := Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+				if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			fs := mount(t, dir, o)
-			a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-			f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-			if _, ok := FileFd(f); ok != (store == "os") {
-				t.Fatalf("FileFd of a %s data file: %v", store, ok)
+			a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+			f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+			if _, ok := store.FileFd(f); ok != (storeDir == "os") {
+				t.Fatalf("FileFd of a %s data file: %v", storeDir, ok)
 			}
 			// Appends and an overwrite, as the kernel makes them.
 			must[int](t)(f.WriteAt([]byte("hello"), 0))
 			must[int](t)(f.WriteAt([]byte(", world"), 5))
 			got := must[Attr](t)(fs.GetAttr(a.Ino))
-			s := must[FileStat](t)(f.Stat())
+			s := must[store.FileStat](t)(f.Stat())
 			// The kernel's mtime, unless that is older than the
 			// inode's last change (a coarse clock lags a fine one).
 			if want := max(a.Ctime, s.Mtime); got.Size != 12 || got.Mtime != want || got.Ctime != want {
 				t.Fatalf("after the kernel wrote 12 bytes: size %d mtime %d ctime %d; the data file has %d, mtime %d; want times %d",
 					got.Size, got.Mtime, got.Ctime, s.Size, s.Mtime, want)
 			}
-			if l := must[Attr](t)(fs.Lookup(RootIno, "f")); l.Size != 12 {
+			if l := must[Attr](t)(fs.Lookup(meta.RootIno, "f")); l.Size != 12 {
 				t.Fatalf("lookup says size %d, want 12", l.Size)
 			}
 			// A utimes after the write (tar, cp -p) sticks: the
 			// journal learned the write before it.
 			time.Sleep(2 * time.Millisecond)
 			must[int](t)(f.WriteAt([]byte("HELLO"), 0))
-			must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetMtime, Mtime: 1e9}))
+			must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetMtime, Mtime: 1e9}))
 			if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Mtime != 1e9 {
 				t.Fatalf("mtime after utimes: %d, want 1e9", got.Mtime)
 			}
@@ -65,7 +68,7 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 			if fs.learned.Load() == 0 {
 				t.Fatal("nothing learned")
 			}
-			if store == "crashfs" {
+			if storeDir == "crashfs" {
 				img := cfs.Crash(nil) // everything not durable lost
 				fs.Abandon()
 				o.Store = img
@@ -92,16 +95,16 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 // The first open for passthrough makes the data file exactly the file's
 // size: the kernel reads and appends to the data file as it is.
 func TestPassthroughOpenSizesDataFile(t *testing.T) {
-	dir := mkfs(t, MinLogSize, 32<<10)
+	dir := mkfs(t, store.MinLogSize, 32<<10)
 	fs := mount(t, dir, Options{LogForceInterval: time.Hour})
 	defer fs.Close()
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	// A file extended by truncate whose data file lacks the end, as a
 	// crash can leave one (the data file's name was never made durable).
-	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 1000}))
-	check(t, os.Truncate(filepath.Join(dir, dataDirName, "2"), 10))
-	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
-	if s := must[FileStat](t)(f.Stat()); s.Size != 1000 {
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 1000}))
+	check(t, os.Truncate(filepath.Join(dir, store.DataDirName, "2"), 10))
+	f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
+	if s := must[store.FileStat](t)(f.Stat()); s.Size != 1000 {
 		t.Fatalf("data file at the passthrough open: %d bytes, want the file's 1000", s.Size)
 	}
 	check(t, fs.ReleasePassthrough(a.Ino, false, true))
@@ -109,10 +112,10 @@ func TestPassthroughOpenSizesDataFile(t *testing.T) {
 
 // Data-journal mode never hands out data files.
 func TestPassthroughRefusedInDataMode(t *testing.T) {
-	dir := mkfs(t, MinLogSize, 32<<10)
+	dir := mkfs(t, store.MinLogSize, 32<<10)
 	fs := mount(t, dir, Options{Journal: JournalData})
 	defer fs.Close()
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	if _, err := fs.OpenPassthrough(a.Ino, true, false); err != syscall.EINVAL {
 		t.Fatalf("OpenPassthrough in data mode: %v, want EINVAL", err)
 	}
@@ -124,12 +127,12 @@ func TestPassthroughRefusedInDataMode(t *testing.T) {
 // What the kernel wrote through an open released without fsync reaches
 // the log with the periodic force and with unmount.
 func TestPassthroughLearnedAtReleaseAndUnmount(t *testing.T) {
-	dir := mkfs(t, MinLogSize, 32<<10)
+	dir := mkfs(t, store.MinLogSize, 32<<10)
 	fs := mount(t, dir, Options{LogForceInterval: time.Hour})
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-	b := must[Attr](t)(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
-	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	g := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, true, false))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(meta.RootIno, "g", meta.ModeReg|0o644, 0, 0, 0, ""))
+	f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	g := must[store.StoreFile](t)(fs.OpenPassthrough(b.Ino, true, false))
 	want := bytes.Repeat([]byte("x"), 5000)
 	must[int](t)(f.WriteAt(want, 0))
 	must[int](t)(g.WriteAt(want[:77], 0))
@@ -145,7 +148,7 @@ func TestPassthroughLearnedAtReleaseAndUnmount(t *testing.T) {
 	fs = mount(t, dir, Options{})
 	defer fs.Close()
 	for _, c := range []struct {
-		ino  Ino
+		ino  meta.Ino
 		size int64
 	}{{a.Ino, 5000}, {b.Ino, 77}} {
 		if got := must[Attr](t)(fs.GetAttr(c.ino)); got.Size != c.size {
@@ -158,14 +161,14 @@ func TestPassthroughLearnedAtReleaseAndUnmount(t *testing.T) {
 // once: the kernel refuses a mix. A synchronous open prefers the daemon,
 // but joins passthrough opens that exist.
 func TestPassthroughOpenKinds(t *testing.T) {
-	dir := mkfs(t, MinLogSize, 32<<10)
+	dir := mkfs(t, store.MinLogSize, 32<<10)
 	var said []string
 	fs := mount(t, dir, Options{Logf: func(f string, a ...any) { said = append(said, f) }})
 	defer fs.Close()
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	open := func(preferDaemon bool) bool {
 		t.Helper()
-		return must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, preferDaemon)) != nil
+		return must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, preferDaemon)) != nil
 	}
 	if open(true) {
 		t.Fatal("a synchronous open of a file not open in passthrough was given the data file")
@@ -198,25 +201,25 @@ func TestPassthroughOpenKinds(t *testing.T) {
 // CrashFS's model, which does) and pays only the log's flush; an append
 // pays the data file's fdatasync again.
 func TestFsyncSyncCounts(t *testing.T) {
-	for _, store := range []string{"os", "crashfs"} {
-		t.Run(store, func(t *testing.T) {
+	for _, storeDir := range []string{"os", "crashfs"} {
+		t.Run(storeDir, func(t *testing.T) {
 			o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 			dir := powerDir
-			if store == "os" {
-				dir = mkfs(t, MinLogSize, 32<<10)
+			if storeDir == "os" {
+				dir = mkfs(t, store.MinLogSize, 32<<10)
 			} else {
-				o.Store = NewCrashFS()
-				must[*Superblock](t)(Mkfs(dir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: o.Store}))
+				o.Store = testfs.NewCrashFS()
+				must[*store.Superblock](t)(store.Mkfs(dir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: o.Store}))
 			}
 			fs := mount(t, dir, o)
 			defer fs.Close()
-			inPlace := store == "crashfs"
-			if store == "os" {
+			inPlace := storeDir == "crashfs"
+			if storeDir == "os" {
 				var sfs unix.Statfs_t
 				check(t, unix.Statfs(dir, &sfs))
 				inPlace = sfs.Type == unix.EXT4_SUPER_MAGIC || sfs.Type == unix.XFS_SUPER_MAGIC
 			}
-			a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+			a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 			check(t, fs.Open(a.Ino))
 			step := func(what string, write func(), data, dirs, writebacks uint64) {
 				t.Helper()
@@ -228,7 +231,7 @@ func TestFsyncSyncCounts(t *testing.T) {
 				if want := [3]uint64{data, dirs, writebacks}; got != want {
 					t.Errorf("%s: data syncs, directory syncs, write-backs %v, want %v", what, got, want)
 				}
-				if l := e.LogForces - b.LogForces; l != 1 {
+				if l := e.LogSyncs - b.LogSyncs; l != 1 {
 					t.Errorf("%s: %d log syncs, want 1", what, l)
 				}
 				// One fsync, at most one force request: the data
@@ -236,7 +239,7 @@ func TestFsyncSyncCounts(t *testing.T) {
 				// after it is not a second request. (An overwrite may
 				// leave nothing new to force: its mtime can stay in
 				// the same clock step.)
-				if w := e.ForceWaits - b.ForceWaits; w > 1 {
+				if w := e.LogForces - b.LogForces; w > 1 {
 					t.Errorf("%s: %d force requests, want at most 1", what, w)
 				}
 			}
@@ -245,8 +248,8 @@ func TestFsyncSyncCounts(t *testing.T) {
 			// The first write grew the file: its fsync forced the new
 			// size, one request, counted once although the record was
 			// usually durable by the time the fsync waited for it.
-			if s := fs.Stats(); s.ForceWaits != s.ForceSyncs {
-				t.Errorf("after the first fsync: %d force requests, %d forced log syncs; want them equal", s.ForceWaits, s.ForceSyncs)
+			if s := fs.Stats(); s.LogForces != s.ForceSyncs {
+				t.Errorf("after the first fsync: %d force requests, %d forced log syncs; want them equal", s.LogForces, s.ForceSyncs)
 			}
 			if inPlace {
 				step("an overwrite", func() { must[int](t)(fs.Write(a.Ino, []byte("OVER"), 100)) }, 0, 0, 1)
@@ -256,7 +259,7 @@ func TestFsyncSyncCounts(t *testing.T) {
 			}
 			step("an append", func() { must[int](t)(fs.Write(a.Ino, []byte("MORE"), int64(len(block)))) }, 1, 0, 0)
 			step("a preallocation, then an overwrite", func() {
-				check(t, fs.Fallocate(a.Ino, FallocKeepSize, 0, 1<<20))
+				check(t, fs.Fallocate(a.Ino, meta.FallocKeepSize, 0, 1<<20))
 				must[int](t)(fs.Write(a.Ino, []byte("OVER"), 200))
 			}, 1, 0, 0)
 			check(t, fs.Release(a.Ino))
@@ -265,17 +268,17 @@ func TestFsyncSyncCounts(t *testing.T) {
 }
 
 // ptCrashStore makes a store on a CrashFS and mounts it, for a power cut.
-func ptCrashStore(t *testing.T, o Options) (*CrashFS, *FS) {
+func ptCrashStore(t *testing.T, o Options) (*testfs.CrashFS, *FS) {
 	t.Helper()
-	cfs := NewCrashFS()
+	cfs := testfs.NewCrashFS()
 	o.Store = cfs
-	must[*Superblock](t)(Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}))
+	must[*store.Superblock](t)(store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}))
 	return cfs, mount(t, powerDir, o)
 }
 
 // remountAfterCut cuts the power (nothing not durable survives), abandons
 // fs and mounts what is left.
-func remountAfterCut(t *testing.T, cfs *CrashFS, fs *FS, o Options) (*CrashFS, *FS) {
+func remountAfterCut(t *testing.T, cfs *testfs.CrashFS, fs *FS, o Options) (*testfs.CrashFS, *FS) {
 	t.Helper()
 	img := cfs.Crash(nil)
 	fs.Abandon()
@@ -293,11 +296,11 @@ func remountAfterCut(t *testing.T, cfs *CrashFS, fs *FS, o Options) (*CrashFS, *
 func TestPassthroughSyncAppendsSurvivePowerCut(t *testing.T) {
 	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 	cfs, fs := ptCrashStore(t, o)
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-	b := must[Attr](t)(fs.Create(RootIno, "g", ModeReg|0o644, 0, 0, 0, ""))
-	check(t, fs.Fsync(RootIno, false))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(meta.RootIno, "g", meta.ModeReg|0o644, 0, 0, 0, ""))
+	check(t, fs.Fsync(meta.RootIno, false))
 	// f: an fsynced start, then sync appends the journal never sees.
-	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
 	want := bytes.Repeat([]byte("0123456789"), 300)
 	must[int](t)(f.WriteAt(want, 0))
 	check(t, fs.Fsync(a.Ino, true))
@@ -308,21 +311,21 @@ func TestPassthroughSyncAppendsSurvivePowerCut(t *testing.T) {
 		want = append(want, p...)
 	}
 	// g: read-only in passthrough, then a synchronous open joins it.
-	g := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, false, false))
-	if gs := must[StoreFile](t)(fs.OpenPassthrough(b.Ino, true, true)); gs != g {
+	g := must[store.StoreFile](t)(fs.OpenPassthrough(b.Ino, false, false))
+	if gs := must[store.StoreFile](t)(fs.OpenPassthrough(b.Ino, true, true)); gs != g {
 		t.Fatal("a synchronous open of a file open in passthrough did not join it")
 	}
 	must[int](t)(g.WriteAt([]byte("synced"), 0))
 	check(t, g.Datasync())
 	// h: created, opened and written synchronously at once.
-	c := must[Attr](t)(fs.Create(RootIno, "h", ModeReg|0o644, 0, 0, 0, ""))
-	h := must[StoreFile](t)(fs.OpenPassthrough(c.Ino, true, false))
+	c := must[Attr](t)(fs.Create(meta.RootIno, "h", meta.ModeReg|0o644, 0, 0, 0, ""))
+	h := must[store.StoreFile](t)(fs.OpenPassthrough(c.Ino, true, false))
 	must[int](t)(h.WriteAt([]byte("new file, synced"), 0))
 	check(t, h.Datasync())
 	_, fs = remountAfterCut(t, cfs, fs, o)
 	defer fs.Close()
 	for _, c := range []struct {
-		ino  Ino
+		ino  meta.Ino
 		want []byte
 	}{{a.Ino, want}, {b.Ino, []byte("synced")}, {c.Ino, []byte("new file, synced")}} {
 		got := make([]byte, len(c.want)+10)
@@ -347,11 +350,11 @@ func TestPassthroughSyncAppendsSurvivePowerCut(t *testing.T) {
 func TestPassthroughShrinkStaysCut(t *testing.T) {
 	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 	cfs, fs := ptCrashStore(t, o)
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
-	f := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
 	must[int](t)(f.WriteAt(bytes.Repeat([]byte("x"), 10000), 0))
 	check(t, fs.Fsync(a.Ino, false))
-	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 100}))
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 100}))
 	_, fs = remountAfterCut(t, cfs, fs, o)
 	defer fs.Close()
 	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Size != 100 {
@@ -366,18 +369,18 @@ func TestPassthroughShrinkStaysCut(t *testing.T) {
 func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
 	cfs, fs := ptCrashStore(t, o)
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	marked := func(fs *FS) bool {
 		fs.mu.RLock()
 		defer fs.mu.RUnlock()
 		return fs.model.Inodes[a.Ino].SizeFollows
 	}
-	r := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
+	r := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, false, false))
 	if marked(fs) {
 		t.Fatal("a read-only passthrough open marked the file")
 	}
-	w := must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	if _, _, _, durable := fs.x.snapshotStats(); !marked(fs) || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
+	w := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if _, _, _, durable := fs.x.SnapshotStats(); !marked(fs) || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
 		t.Fatal("an open for writing in passthrough returned before the file's mark was durable")
 	}
 	must[int](t)(w.WriteAt([]byte("hello"), 0))
@@ -385,9 +388,9 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 	if !marked(fs) {
 		t.Fatal("the mark was cleared at the last release")
 	}
-	forces := fs.Stats().LogForces
-	must[StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	if n := fs.Stats().LogForces - forces; n != 0 {
+	forces := fs.Stats().LogSyncs
+	must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+	if n := fs.Stats().LogSyncs - forces; n != 0 {
 		t.Fatalf("reopening a marked file for writing forced the log %d times, want none", n)
 	}
 	check(t, fs.ReleasePassthrough(a.Ino, true, true))
@@ -407,27 +410,27 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 // A model's marks survive its encoding; a model without any encodes as it
 // did before marks existed.
 func TestModelSizeFollowsEncoding(t *testing.T) {
-	m := NewModel(1)
-	check(t, m.Apply(&Op{Type: OpCreate, Parent: RootIno, Name: "f", Ino: 2, Mode: ModeReg | 0o644, Ctime: 2}))
-	check(t, m.Apply(&Op{Type: OpCreate, Parent: RootIno, Name: "g", Ino: 3, Mode: ModeReg | 0o644, Ctime: 2}))
+	m := meta.NewModel(1)
+	check(t, m.Apply(&meta.Op{Type: meta.OpCreate, Parent: meta.RootIno, Name: "f", Ino: 2, Mode: meta.ModeReg | 0o644, Ctime: 2}))
+	check(t, m.Apply(&meta.Op{Type: meta.OpCreate, Parent: meta.RootIno, Name: "g", Ino: 3, Mode: meta.ModeReg | 0o644, Ctime: 2}))
 	plain := m.Encode()
-	check(t, m.Apply(&Op{Type: OpSizeFollows, Ino: 3, Flags: SizeFollowsSet}))
+	check(t, m.Apply(&meta.Op{Type: meta.OpSizeFollows, Ino: 3, Flags: meta.SizeFollowsSet}))
 	if !bytes.HasPrefix(m.Encode(), plain) || len(m.Encode()) == len(plain) {
 		t.Fatal("a mark is not carried after the inodes")
 	}
-	d := must[*Model](t)(DecodeModel(m.Encode()))
+	d := must[*meta.Model](t)(meta.DecodeModel(m.Encode()))
 	if d.Inodes[2].SizeFollows || !d.Inodes[3].SizeFollows {
 		t.Fatalf("decoded marks: %v %v, want false true", d.Inodes[2].SizeFollows, d.Inodes[3].SizeFollows)
 	}
-	check(t, m.Apply(&Op{Type: OpSizeFollows, Ino: 3}))
+	check(t, m.Apply(&meta.Op{Type: meta.OpSizeFollows, Ino: 3}))
 	if !bytes.Equal(m.Encode(), plain) {
 		t.Fatal("a model with its marks cleared encodes otherwise than before they were set")
 	}
-	if err := m.Apply(&Op{Type: OpSizeFollows, Ino: RootIno, Flags: SizeFollowsSet}); err != syscall.EINVAL {
+	if err := m.Apply(&meta.Op{Type: meta.OpSizeFollows, Ino: meta.RootIno, Flags: meta.SizeFollowsSet}); err != syscall.EINVAL {
 		t.Fatalf("marking a directory: %v, want EINVAL", err)
 	}
-	op := Op{Type: OpSizeFollows, Ino: 3, Flags: SizeFollowsSet}
-	if got := must[Op](t)(DecodeOp(op.Encode(nil))); got.Type != op.Type || got.Ino != op.Ino || got.Flags != op.Flags {
+	op := meta.Op{Type: meta.OpSizeFollows, Ino: 3, Flags: meta.SizeFollowsSet}
+	if got := must[meta.Op](t)(meta.DecodeOp(op.Encode(nil))); got.Type != op.Type || got.Ino != op.Ino || got.Flags != op.Flags {
 		t.Fatalf("decoded %+v, want %+v", got, op)
 	}
 }

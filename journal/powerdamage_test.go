@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -118,11 +121,11 @@ func kindSummary(kinds map[string]int) string {
 // each write overwrote). The account is taken before the write is passed
 // on, so a crash image never holds a record the account lacks.
 type acctDevice struct {
-	Device
+	xlog.Device
 	w *powerWorld
 }
 
-func (d acctDevice) StoreLog() bool { return storeLog(d.Device) }
+func (d acctDevice) StoreLog() bool { return xlog.IsStoreLog(d.Device) }
 
 func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 	old := make([]byte, len(p))
@@ -143,7 +146,7 @@ func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 			// lower (a lost block in a durable record would pass for
 			// a torn write).
 			if x := d.w.xlog.Load(); x != nil {
-				if _, _, _, durable := x.snapshotStats(); rec.Durable != durable && !d.w.stats.badMark.Swap(true) {
+				if _, _, _, durable := x.SnapshotStats(); rec.Durable != durable && !d.w.stats.badMark.Swap(true) {
 					d.w.t.Errorf("the writer wrote record %v with durable watermark %v, want %v: the log was durable up to there (reported once)", rec.LSN, rec.Durable, durable)
 				}
 			}
@@ -213,7 +216,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 	if fs != nil {
 		defer fs.Abandon()
 	}
-	var ce *CorruptionError
+	var ce *xlog.CorruptionError
 	switch want.outcome {
 	case wantRefuseFile:
 		if ierr == nil || !strings.Contains(ierr.Error(), want.path) {
@@ -254,7 +257,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		if rec.TornLSN != 0 && rec.TornLSN != want.lsn {
 			t.Fatalf("%s: cut at %v, not at the damaged record (recovery %+v)", where, rec.TornLSN, rec)
 		}
-		if k := fs.bound.lastTID; k != want.k || w.digests[k] != powerDigest(fs.model, rec.Followed...) {
+		if k := fs.bound.LastTID; k != want.k || w.digests[k] != powerDigest(fs.model, rec.Followed...) {
 			t.Fatalf("%s: recovered up to transaction %d, want exactly %d, the newest committed before the damaged record (recovery %+v)",
 				where, k, want.k, rec)
 		}
@@ -297,18 +300,18 @@ type logFault struct{}
 func (logFault) name() string { return "log media fault" }
 func (logFault) weight() int  { return 3 }
 
-func (logFault) damage(w *powerWorld, s *powerState, r *rand.Rand, img *CrashFS) (damageWant, bool) {
+func (logFault) damage(w *powerWorld, s *powerState, r *rand.Rand, img *testfs.CrashFS) (damageWant, bool) {
 	t := w.t
-	ckPath, logPath := filepath.Join(w.dir, checkpointName), filepath.Join(w.dir, logName)
-	ckb, err := readFile(img, ckPath)
+	ckPath, logPath := filepath.Join(w.dir, store.CheckpointName), filepath.Join(w.dir, store.LogName)
+	ckb, err := store.ReadFile(img, ckPath)
 	if err != nil {
 		t.Fatalf("reading the crash image's checkpoint: %v", err)
 	}
-	ck, err := decodeCheckpoint(ckb, ckPath)
+	ck, err := store.DecodeCheckpoint(ckb, ckPath)
 	if err != nil {
 		t.Fatalf("the crash image's checkpoint: %v", err)
 	}
-	logImg, err := readFile(img, logPath)
+	logImg, err := store.ReadFile(img, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +440,7 @@ func (logFault) damage(w *powerWorld, s *powerState, r *rand.Rand, img *CrashFS)
 		switch {
 		case wr.lsn < T:
 			for _, tid := range wr.commits {
-				if newerTID(tid, want.k) {
+				if xlog.NewerTID(tid, want.k) {
 					want.k = tid
 				}
 			}
@@ -475,21 +478,21 @@ type checkpointFault struct{}
 func (checkpointFault) name() string { return "checkpoint media fault" }
 func (checkpointFault) weight() int  { return 1 }
 
-func (checkpointFault) damage(w *powerWorld, s *powerState, r *rand.Rand, img *CrashFS) (damageWant, bool) {
+func (checkpointFault) damage(w *powerWorld, s *powerState, r *rand.Rand, img *testfs.CrashFS) (damageWant, bool) {
 	t := w.t
-	path := filepath.Join(w.dir, checkpointName)
-	b, err := readFile(img, path)
+	path := filepath.Join(w.dir, store.CheckpointName)
+	b, err := store.ReadFile(img, path)
 	if err != nil {
 		t.Fatalf("reading the crash image's checkpoint: %v", err)
 	}
-	ck, err := decodeCheckpoint(b, path)
+	ck, err := store.DecodeCheckpoint(b, path)
 	if err != nil {
 		t.Fatalf("the crash image's checkpoint: %v", err)
 	}
 	want := damageWant{outcome: wantRefuseFile, path: path}
-	sectors := (len(b) + sectorSize - 1) / sectorSize
+	sectors := (len(b) + testfs.SectorSize - 1) / testfs.SectorSize
 	sec := r.IntN(sectors)
-	lo, hi := sec*sectorSize, min(len(b), (sec+1)*sectorSize)
+	lo, hi := sec*testfs.SectorSize, min(len(b), (sec+1)*testfs.SectorSize)
 	w.mu.Lock()
 	prev := w.ckpts[ck.Seq-1]
 	w.mu.Unlock()

@@ -18,6 +18,10 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -68,7 +72,7 @@ type damageSource interface {
 	weight() int
 	// damage damages img, a copy of s's image; ok is false when s has
 	// nothing this source can damage.
-	damage(w *powerWorld, s *powerState, r *rand.Rand, img *CrashFS) (want damageWant, ok bool)
+	damage(w *powerWorld, s *powerState, r *rand.Rand, img *testfs.CrashFS) (want damageWant, ok bool)
 }
 
 // powerDamage lists the damage sources the power-loss test combines with
@@ -160,7 +164,7 @@ func (v ackView) shrunk(k uint32) bool {
 // clears). followed, from a recovery, gives the logged size and times of the
 // inodes recovery grew to their data file's size: the state compared is the
 // logged one.
-func powerDigest(m *Model, followed ...FollowedFile) [32]byte {
+func powerDigest(m *meta.Model, followed ...FollowedFile) [32]byte {
 	c := m.Clone()
 	c.DropOrphans()
 	for _, in := range c.Inodes {
@@ -177,15 +181,15 @@ func powerDigest(m *Model, followed ...FollowedFile) [32]byte {
 // powerState is one crash state: the image, and what was committed and
 // acknowledged when it was taken.
 type powerState struct {
-	img       *CrashFS
+	img       *testfs.CrashFS
 	committed uint32
 	acked     uint32
-	acks      map[Ino]ackView
-	ckptSeq   uint64 // Seq of the checkpoint file the filesystem saw then
-	during    string // "" between operations, else what was running
-	shrinking Ino    // a truncate of this inode was running: it may be shorter than acknowledged
-	gen       int    // mounts since mkfs: after 0, the store was recovered from a crash
-	history   map[Ino][]string
+	acks      map[meta.Ino]ackView
+	ckptSeq   uint64   // Seq of the checkpoint file the filesystem saw then
+	during    string   // "" between operations, else what was running
+	shrinking meta.Ino // a truncate of this inode was running: it may be shorter than acknowledged
+	gen       int      // mounts since mkfs: after 0, the store was recovered from a crash
+	history   map[meta.Ino][]string
 	// The writer's account as of the image: the newest record it had
 	// made durable (read while the image was taken, so never past it),
 	// and how much of the world's written and hist the image could hold.
@@ -221,23 +225,23 @@ type powerWorld struct {
 	hr   *rand.Rand // the crash hook's (under mu)
 	dir  string
 	opts Options
-	cfs  *CrashFS
+	cfs  *testfs.CrashFS
 	fs   *FS
 
 	mu        sync.Mutex // the oracle, against the hook
-	files     map[Ino]*fileOracle
+	files     map[meta.Ino]*fileOracle
 	states    []powerState
 	during    string
-	shrinking Ino // the inode a running truncate changes
+	shrinking meta.Ino // the inode a running truncate changes
 	hookRate  float64
 	lastTID   atomic.Uint32
 	acked     uint32
-	opened    []Ino // open handles (some never released: orphans at the crash)
-	pt        bool  // opens are passthrough opens: the test writes their data files as the kernel would
-	ptFile    map[Ino]StoreFile
-	tidOf     map[Ino]uint32 // newest transaction touching an inode (what fsync forces)
-	dataTid   map[Ino]uint32 // newest one fdatasync of it must force
-	sizeOf    map[Ino]int64
+	opened    []meta.Ino // open handles (some never released: orphans at the crash)
+	pt        bool       // opens are passthrough opens: the test writes their data files as the kernel would
+	ptFile    map[meta.Ino]store.StoreFile
+	tidOf     map[meta.Ino]uint32 // newest transaction touching an inode (what fsync forces)
+	dataTid   map[meta.Ino]uint32 // newest one fdatasync of it must force
+	sizeOf    map[meta.Ino]int64
 	digests   map[uint32][32]byte // the model after each transaction of this mount
 	fsyncRate float64
 	pageRate  float64 // share of steps that overwrite an open file and fsync it
@@ -253,7 +257,7 @@ type powerWorld struct {
 	hist    []blockHist
 	histBy  map[int64][]int
 	ckpts   map[uint64][]byte
-	xlog    atomic.Pointer[xlog] // the mounted log, for the account's checks
+	xlog    atomic.Pointer[xlog.Log] // the mounted log, for the account's checks
 }
 
 const powerDir = "/store"
@@ -261,24 +265,24 @@ const powerDir = "/store"
 // hook runs inside CrashFS calls (with its lock held): now and then it
 // takes a crash image there, more often right after the calls where order
 // matters most: a log write not yet synced, a rename or a directory sync.
-func (w *powerWorld) hook(c *CrashFS, op, name string) {
+func (w *powerWorld) hook(c *testfs.CrashFS, op, name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if op == "rename" && name == filepath.Join(powerDir, checkpointName+".tmp") {
-		if _, _, n, err := c.lookup("read", filepath.Join(powerDir, checkpointName)); err == nil && n != nil {
-			if ck, err := decodeCheckpoint(n.data, checkpointName); err == nil {
-				w.ckpts[ck.Seq] = slices.Clone(n.data)
+	if op == "rename" && name == filepath.Join(powerDir, store.CheckpointName+".tmp") {
+		if b, ok := c.FileLocked(filepath.Join(powerDir, store.CheckpointName)); ok {
+			if ck, err := store.DecodeCheckpoint(b, store.CheckpointName); err == nil {
+				w.ckpts[ck.Seq] = slices.Clone(b)
 			}
 		}
 	}
 	rate := w.hookRate
-	if op == "rename" || op == "syncdir" || op == "write" && name == filepath.Join(powerDir, logName) {
+	if op == "rename" || op == "syncdir" || op == "write" && name == filepath.Join(powerDir, store.LogName) {
 		rate *= 8
 	}
 	if w.fs == nil || w.hr.Float64() >= rate {
 		return
 	}
-	s := w.stateLocked(c.crashLocked(w.hr), liveCheckpointSeq(c))
+	s := w.stateLocked(c.CrashLocked(w.hr), liveCheckpointSeq(c))
 	s.during = w.during
 	if s.during == "" {
 		s.during = "background"
@@ -289,11 +293,11 @@ func (w *powerWorld) hook(c *CrashFS, op, name string) {
 // stateLocked describes the moment; the caller holds w.mu, and the
 // CrashFS's lock, under which img was taken: no log sync can complete
 // meanwhile, so the durable record it reads is in img.
-func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
-	_, _, _, durable := w.fs.x.snapshotStats()
-	s := powerState{img: img, committed: w.fs.x.lastCommitted(), acked: w.acked, acks: map[Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen,
+func (w *powerWorld) stateLocked(img *testfs.CrashFS, ckptSeq uint64) powerState {
+	_, _, _, durable := w.fs.x.SnapshotStats()
+	s := powerState{img: img, committed: w.fs.x.LastCommitted(), acked: w.acked, acks: map[meta.Ino]ackView{}, ckptSeq: ckptSeq, gen: w.gen,
 		shrinking: w.shrinking, durable: durable, written: len(w.written), hist: len(w.hist)}
-	s.history = map[Ino][]string{}
+	s.history = map[meta.Ino][]string{}
 	for ino, o := range w.files {
 		if o.ack != nil {
 			s.acks[ino] = ackView{ack: o.ack, n: len(o.ack.since)}
@@ -306,22 +310,22 @@ func (w *powerWorld) stateLocked(img *CrashFS, ckptSeq uint64) powerState {
 // take takes a crash image between operations, in the lock order of the
 // hook (CrashFS, then the oracle).
 func (w *powerWorld) take() {
-	w.cfs.mu.Lock()
-	defer w.cfs.mu.Unlock()
-	img, seq := w.cfs.crashLocked(w.r), liveCheckpointSeq(w.cfs)
-	w.mu.Lock()
-	w.states = append(w.states, w.stateLocked(img, seq))
-	w.mu.Unlock()
+	w.cfs.WithLock(func() {
+		img, seq := w.cfs.CrashLocked(w.r), liveCheckpointSeq(w.cfs)
+		w.mu.Lock()
+		w.states = append(w.states, w.stateLocked(img, seq))
+		w.mu.Unlock()
+	})
 }
 
 // liveCheckpointSeq is the Seq of the checkpoint file as the live
-// filesystem sees it; the caller holds c.mu.
-func liveCheckpointSeq(c *CrashFS) uint64 {
-	_, _, n, err := c.lookup("read", filepath.Join(powerDir, checkpointName))
-	if err != nil || n == nil {
+// filesystem sees it; the caller holds c's lock.
+func liveCheckpointSeq(c *testfs.CrashFS) uint64 {
+	b, ok := c.FileLocked(filepath.Join(powerDir, store.CheckpointName))
+	if !ok {
 		return 0
 	}
-	ck, err := decodeCheckpoint(n.data, checkpointName)
+	ck, err := store.DecodeCheckpoint(b, store.CheckpointName)
 	if err != nil {
 		return 0
 	}
@@ -330,7 +334,7 @@ func liveCheckpointSeq(c *CrashFS) uint64 {
 
 // mount mounts the store on cfs; files is the oracle carried over from the
 // state it was recovered from.
-func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
+func (w *powerWorld) mount(cfs *testfs.CrashFS, files map[meta.Ino]*fileOracle) {
 	w.cfs = cfs
 	o := w.opts
 	o.Store = cfs
@@ -338,7 +342,7 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 	w.mu.Lock()
 	w.written, w.hist, w.histBy, w.ckpts = nil, nil, map[int64][]int{}, map[uint64][]byte{}
 	w.mu.Unlock()
-	dev, err := openFileDevice(cfs, filepath.Join(w.dir, logName))
+	dev, err := openFileDevice(cfs, filepath.Join(w.dir, store.LogName))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -348,35 +352,35 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 		// After the first mount: a power cut right after a recovery.
 		w.t.Fatalf("mount %d (%s journal): %v", w.gen, w.opts.Journal, err)
 	}
-	base := fs.bound.lastTID
+	base := fs.bound.LastTID
 	w.xlog.Store(fs.x)
 	w.mu.Lock()
 	w.fs = fs
 	w.files = files
 	w.states = nil
 	w.opened = nil
-	w.ptFile = map[Ino]StoreFile{}
+	w.ptFile = map[meta.Ino]store.StoreFile{}
 	w.lastTID.Store(base)
 	w.acked = base
-	w.tidOf, w.dataTid, w.sizeOf = map[Ino]uint32{}, map[Ino]uint32{}, map[Ino]int64{}
+	w.tidOf, w.dataTid, w.sizeOf = map[meta.Ino]uint32{}, map[meta.Ino]uint32{}, map[meta.Ino]int64{}
 	for ino, in := range fs.model.Inodes {
 		w.sizeOf[ino] = in.Size
 	}
 	w.digests = map[uint32][32]byte{base: powerDigest(fs.model)}
 	w.mu.Unlock()
-	cfs.mu.Lock()
-	if _, _, n, err := cfs.lookup("read", filepath.Join(w.dir, checkpointName)); err == nil && n != nil {
-		if ck, err := decodeCheckpoint(n.data, checkpointName); err == nil {
-			w.ckpts[ck.Seq] = slices.Clone(n.data)
+	cfs.WithLock(func() {
+		if b, ok := cfs.FileLocked(filepath.Join(w.dir, store.CheckpointName)); ok {
+			if ck, err := store.DecodeCheckpoint(b, store.CheckpointName); err == nil {
+				w.ckpts[ck.Seq] = slices.Clone(b)
+			}
 		}
-	}
-	cfs.mu.Unlock()
-	fs.afterCommit = func(tid uint32, op *Op) {
+	})
+	fs.afterCommit = func(tid uint32, op *meta.Op) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.lastTID.Store(tid)
 		w.digests[tid] = powerDigest(fs.model)
-		for _, ino := range []Ino{op.Ino, op.Parent, op.NewParent} {
+		for _, ino := range []meta.Ino{op.Ino, op.Parent, op.NewParent} {
 			if ino != 0 {
 				w.tidOf[ino] = tid
 			}
@@ -387,18 +391,18 @@ func (w *powerWorld) mount(cfs *CrashFS, files map[Ino]*fileOracle) {
 		}
 		// What fdatasync must make durable to read the data back:
 		// the inode, its size, and in data mode what changes its bytes.
-		zeroes := op.Type == OpFallocate && op.Mode&(FallocPunchHole|FallocZeroRange) != 0
+		zeroes := op.Type == meta.OpFallocate && op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0
 		logs := w.opts.Journal == JournalData || w.opts.ImmediateWrite > 0 // some written bytes are in the log
-		if op.Type == OpCreate || size != w.sizeOf[op.Ino] || logs && (op.Data != nil || zeroes) || w.opts.ImmediateWrite > 0 && op.Type == OpWrite {
+		if op.Type == meta.OpCreate || size != w.sizeOf[op.Ino] || logs && (op.Data != nil || zeroes) || w.opts.ImmediateWrite > 0 && op.Type == meta.OpWrite {
 			w.dataTid[op.Ino] = tid
 		}
 		w.sizeOf[op.Ino] = size
 	}
-	cfs.onChange = w.hook
+	cfs.OnChange = w.hook
 }
 
 // file returns the oracle of a regular file.
-func (w *powerWorld) file(ino Ino) *fileOracle {
+func (w *powerWorld) file(ino meta.Ino) *fileOracle {
 	o := w.files[ino]
 	if o == nil {
 		o = &fileOracle{}
@@ -417,7 +421,7 @@ func (w *powerWorld) setDuring(s string) {
 
 // write changes the oracle for a write of p at off, before the write runs
 // (a crash inside it may already show its bytes), and after it.
-func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
+func (w *powerWorld) write(ino meta.Ino, p []byte, off int64, direct bool) {
 	w.mu.Lock()
 	o := w.file(ino)
 	if gap := off - int64(len(o.content)); gap > 0 {
@@ -437,7 +441,7 @@ func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
 	}
 	w.mu.Lock()
 	if end := off + int64(n); end > int64(len(o.content)) {
-		o.content = resized(o.content, end)
+		o.content = testfs.Resized(o.content, end)
 	}
 	copy(o.content[off:], p[:n])
 	o.note("write %d at %d (direct %v): size %d", n, off, direct, len(o.content))
@@ -450,7 +454,7 @@ func (w *powerWorld) write(ino Ino, p []byte, off int64, direct bool) {
 // alone, as the kernel does too, and acknowledged when it returns: the
 // journal hears nothing of it, and recovery must still bring back what it
 // acknowledged.
-func (w *powerWorld) ptWrite(ino Ino, p []byte, off int64, sync bool) {
+func (w *powerWorld) ptWrite(ino meta.Ino, p []byte, off int64, sync bool) {
 	f := w.ptFile[ino]
 	w.mu.Lock()
 	o := w.file(ino)
@@ -469,7 +473,7 @@ func (w *powerWorld) ptWrite(ino Ino, p []byte, off int64, sync bool) {
 	}
 	w.mu.Lock()
 	if end := off + int64(len(p)); end > int64(len(o.content)) {
-		o.content = resized(o.content, end)
+		o.content = testfs.Resized(o.content, end)
 	}
 	copy(o.content[off:], p)
 	o.note("passthrough write %d at %d (sync %v): size %d", len(p), off, sync, len(o.content))
@@ -482,7 +486,7 @@ func (w *powerWorld) ptWrite(ino Ino, p []byte, off int64, sync bool) {
 	w.mu.Unlock()
 }
 
-func (w *powerWorld) truncate(ino Ino, size int64) {
+func (w *powerWorld) truncate(ino meta.Ino, size int64) {
 	w.mu.Lock()
 	o := w.file(ino)
 	if size > int64(len(o.content)) {
@@ -490,7 +494,7 @@ func (w *powerWorld) truncate(ino Ino, size int64) {
 	}
 	w.shrinking = ino
 	w.mu.Unlock()
-	_, err := w.fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: size})
+	_, err := w.fs.SetAttr(ino, SetAttrIn{Mask: meta.SetSize, Size: size})
 	w.mu.Lock()
 	w.shrinking = 0
 	w.mu.Unlock()
@@ -501,23 +505,23 @@ func (w *powerWorld) truncate(ino Ino, size int64) {
 	if size < int64(len(o.content)) {
 		o.change(size, make([]byte, int64(len(o.content))-size), w.lastTID.Load())
 	}
-	o.content = slices.Clone(resized(o.content, size))
+	o.content = slices.Clone(testfs.Resized(o.content, size))
 	o.note("truncate to %d", size)
 	w.mu.Unlock()
 }
 
-func (w *powerWorld) fallocate(ino Ino, mode uint32, off, n int64) {
+func (w *powerWorld) fallocate(ino meta.Ino, mode uint32, off, n int64) {
 	w.mu.Lock()
 	o := w.file(ino)
 	size := int64(len(o.content))
 	newSize := size
-	if mode&FallocKeepSize == 0 {
+	if mode&meta.FallocKeepSize == 0 {
 		newSize = max(size, off+n)
 	}
 	if newSize > size {
 		o.change(size, make([]byte, newSize-size), 0)
 	}
-	zero := mode&(FallocPunchHole|FallocZeroRange) != 0 && off < newSize
+	zero := mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 && off < newSize
 	if zero {
 		o.change(off, make([]byte, min(off+n, newSize)-off), 0)
 	}
@@ -526,7 +530,7 @@ func (w *powerWorld) fallocate(ino Ino, mode uint32, off, n int64) {
 		return
 	}
 	w.mu.Lock()
-	o.content = resized(o.content, newSize)
+	o.content = testfs.Resized(o.content, newSize)
 	if zero {
 		clear(o.content[off:min(off+n, newSize)])
 	}
@@ -536,7 +540,7 @@ func (w *powerWorld) fallocate(ino Ino, mode uint32, off, n int64) {
 
 // fsync acknowledges, once it returns: every transaction up to the one it
 // forces, and (regular files) the content.
-func (w *powerWorld) fsync(ino Ino, datasync bool) {
+func (w *powerWorld) fsync(ino meta.Ino, datasync bool) {
 	w.fs.mu.RLock()
 	in := w.fs.model.Inodes[ino]
 	regular := in != nil && in.IsRegular()
@@ -579,7 +583,7 @@ func (w *powerWorld) fsync(ino Ino, datasync bool) {
 func (w *powerWorld) step() {
 	fs, r := w.fs, w.r
 	fs.mu.RLock()
-	var inos, dirs, files []Ino
+	var inos, dirs, files []meta.Ino
 	for ino, in := range fs.model.Inodes {
 		inos = append(inos, ino)
 		if in.IsDir() {
@@ -592,9 +596,9 @@ func (w *powerWorld) step() {
 	slices.Sort(inos)
 	slices.Sort(dirs)
 	slices.Sort(files)
-	pick := func(s []Ino) Ino {
+	pick := func(s []meta.Ino) meta.Ino {
 		if len(s) == 0 {
-			return RootIno
+			return meta.RootIno
 		}
 		return s[r.IntN(len(s))]
 	}
@@ -629,17 +633,17 @@ func (w *powerWorld) step() {
 	switch {
 	case k < 12:
 		w.setDuring("create")
-		if a, err := fs.Create(pick(dirs), name(), ModeReg|0o644, 0, 0, 0, ""); err == nil {
+		if a, err := fs.Create(pick(dirs), name(), meta.ModeReg|0o644, 0, 0, 0, ""); err == nil {
 			w.mu.Lock()
 			w.files[a.Ino] = &fileOracle{}
 			w.mu.Unlock()
 		}
 	case k < 16:
 		w.setDuring("mkdir")
-		fs.Create(pick(dirs), name(), ModeDir|0o755, 0, 0, 0, "")
+		fs.Create(pick(dirs), name(), meta.ModeDir|0o755, 0, 0, 0, "")
 	case k < 17:
 		w.setDuring("symlink")
-		fs.Create(pick(dirs), name(), ModeLink|0o777, 0, 0, 0, name())
+		fs.Create(pick(dirs), name(), meta.ModeLink|0o777, 0, 0, 0, name())
 	case k < 20:
 		w.setDuring("link")
 		fs.Link(pick(files), pick(dirs), name())
@@ -651,11 +655,11 @@ func (w *powerWorld) step() {
 		fs.Rmdir(pick(dirs), name())
 	case k < 32:
 		w.setDuring("rename")
-		flags := []uint32{0, 0, RenameNoReplace, RenameExchange}[r.IntN(4)]
+		flags := []uint32{0, 0, meta.RenameNoReplace, meta.RenameExchange}[r.IntN(4)]
 		fs.Rename(pick(dirs), name(), pick(dirs), name(), flags)
 	case k < 35:
 		w.setDuring("setattr")
-		fs.SetAttr(pick(inos), SetAttrIn{Mask: SetMode | SetMtime, Mode: uint32(r.IntN(0o777)), Mtime: r.Int64N(1 << 40)})
+		fs.SetAttr(pick(inos), SetAttrIn{Mask: meta.SetMode | meta.SetMtime, Mode: uint32(r.IntN(0o777)), Mtime: r.Int64N(1 << 40)})
 	case k < 40:
 		w.setDuring("truncate")
 		w.truncate(pick(files), r.Int64N(20000))
@@ -705,7 +709,7 @@ func (w *powerWorld) step() {
 		w.write(pick(files), bytesOf(4096*(1+r.IntN(3))), 4096*r.Int64N(8), true)
 	case k < 68:
 		w.setDuring("fallocate")
-		mode := []uint32{0, FallocKeepSize, FallocKeepSize | FallocPunchHole, FallocZeroRange}[r.IntN(4)]
+		mode := []uint32{0, meta.FallocKeepSize, meta.FallocKeepSize | meta.FallocPunchHole, meta.FallocZeroRange}[r.IntN(4)]
 		w.fallocate(pick(files), mode, r.Int64N(30000), 1+r.Int64N(8000))
 	case k < 71:
 		w.setDuring("setxattr")
@@ -761,14 +765,14 @@ func (w *powerWorld) step() {
 // the metadata is the state after some transaction from the acknowledged
 // one to the last committed, and every acknowledged byte of every file
 // reads back. It returns the mounted filesystem and its oracle.
-func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[Ino]*fileOracle) {
+func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[meta.Ino]*fileOracle) {
 	t := w.t
 	where := w.where(s, seed)
 	if s.during != "" {
 		w.stats.midCall++
 	}
 	img := s.img
-	if _, err := img.Stat(filepath.Join(w.dir, checkpointName+".tmp")); err == nil {
+	if _, err := img.Stat(filepath.Join(w.dir, store.CheckpointName+".tmp")); err == nil {
 		w.stats.tmpLeft++
 	}
 	rep, err := InspectStore(img, w.dir)
@@ -788,7 +792,7 @@ func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[Ino]*fileOracl
 		t.Fatalf("%s: mount after the crash: %v", where, err)
 	}
 	files, differ := w.verify(fs, s, where)
-	if fs.bound.lastTID != s.committed {
+	if fs.bound.LastTID != s.committed {
 		w.stats.lostTxns++
 	}
 	rec := fs.Recovery()
@@ -825,7 +829,7 @@ func (w *powerWorld) where(s powerState, seed uint64) string {
 // in s reads back as acknowledged or as a later change left it. It returns
 // the oracle of the recovered files, and whether some file read back other
 // than as acknowledged.
-func (w *powerWorld) verify(fs *FS, s powerState, where string) (files map[Ino]*fileOracle, differ bool) {
+func (w *powerWorld) verify(fs *FS, s powerState, where string) (files map[meta.Ino]*fileOracle, differ bool) {
 	files, differ, err := w.lost(fs, s)
 	if err != nil {
 		w.t.Fatalf("%s: %v", where, err)
@@ -834,11 +838,11 @@ func (w *powerWorld) verify(fs *FS, s powerState, where string) (files map[Ino]*
 }
 
 // lost is verify's check, returning what was lost instead of failing.
-func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, differ bool, err error) {
+func (w *powerWorld) lost(fs *FS, s powerState) (files map[meta.Ino]*fileOracle, differ bool, err error) {
 	if p := fs.model.Check(); len(p) > 0 {
 		return nil, false, fmt.Errorf("recovered metadata is inconsistent: %q", p)
 	}
-	k := fs.bound.lastTID
+	k := fs.bound.LastTID
 	if int32(k-s.acked) < 0 || int32(s.committed-k) < 0 {
 		return nil, false, fmt.Errorf("recovered up to transaction %d; acknowledged %d, committed %d (recovery %+v)",
 			k, s.acked, s.committed, fs.Recovery())
@@ -849,7 +853,7 @@ func (w *powerWorld) lost(fs *FS, s powerState) (files map[Ino]*fileOracle, diff
 	}
 	// Every file's bytes: each acknowledged one as acknowledged or as a
 	// later change left it.
-	files = map[Ino]*fileOracle{}
+	files = map[meta.Ino]*fileOracle{}
 	for ino, in := range fs.model.Inodes {
 		if !in.IsRegular() {
 			continue
@@ -904,28 +908,28 @@ func describeAck(v ackView, off int64) string {
 // mkfsStates cuts the power while mkfs runs: an image is either no store
 // yet (a half-built one, which mkfs --force remakes) or a whole empty one.
 func mkfsStates(t *testing.T, r *rand.Rand, seed uint64, cs *powerStats) {
-	cfs := NewCrashFS()
-	var imgs []*CrashFS
-	cfs.onChange = func(c *CrashFS, _, _ string) {
+	cfs := testfs.NewCrashFS()
+	var imgs []*testfs.CrashFS
+	cfs.OnChange = func(c *testfs.CrashFS, _, _ string) {
 		if r.IntN(3) == 0 {
-			imgs = append(imgs, c.crashLocked(r))
+			imgs = append(imgs, c.CrashLocked(r))
 		}
 	}
-	if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+	if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
 		t.Fatal(err)
 	}
-	cfs.onChange = nil
+	cfs.OnChange = nil
 	for _, img := range imgs {
 		cs.mkfs++
-		if _, err := readSuperblock(img, powerDir); err != nil {
+		if _, err := store.ReadSuperblock(img, powerDir); err != nil {
 			cs.mkfsHalf++
 			if !strings.Contains(err.Error(), "half-built") && !strings.Contains(err.Error(), "not an xlogfs store") {
 				t.Fatalf("seed %d: after a crash in mkfs: %v", seed, err)
 			}
-			if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, Store: img}); err != nil && !strings.Contains(err.Error(), "--force") {
+			if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, Store: img}); err != nil && !strings.Contains(err.Error(), "--force") {
 				t.Fatalf("seed %d: mkfs of a store a crash cut short: %v; want it done or refused for --force", seed, err)
 			}
-			if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, Store: img, Force: true}); err != nil {
+			if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, Store: img, Force: true}); err != nil {
 				t.Fatalf("seed %d: mkfs --force of a store a crash cut short: %v", seed, err)
 			}
 		}
@@ -977,8 +981,8 @@ func TestPowerLoss(t *testing.T) {
 		if run%8 == 0 {
 			mkfsStates(t, rr, runSeed, &cs)
 		}
-		cfs := NewCrashFS()
-		if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+		cfs := testfs.NewCrashFS()
+		if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
 			t.Fatal(err)
 		}
 		w := &powerWorld{
@@ -998,7 +1002,7 @@ func TestPowerLoss(t *testing.T) {
 		if run%3 == 0 && rr.IntN(2) == 0 {
 			w.opts.ImmediateWrite = 4096 // small writes logged with their bytes
 		}
-		w.mount(cfs.Crash(nil), map[Ino]*fileOracle{})
+		w.mount(cfs.Crash(nil), map[meta.Ino]*fileOracle{})
 		for gen := 0; gen < 4 && more(); gen++ {
 			for range 20 + rr.IntN(200) {
 				w.step()
@@ -1014,8 +1018,8 @@ func TestPowerLoss(t *testing.T) {
 			states := w.states
 			w.fs = nil
 			w.mu.Unlock()
-			var next *CrashFS
-			var nextFiles map[Ino]*fileOracle
+			var next *testfs.CrashFS
+			var nextFiles map[meta.Ino]*fileOracle
 			for i, s := range states {
 				if rr.IntN(2) == 0 {
 					w.recoverDamaged(s, runSeed, rr)

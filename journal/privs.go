@@ -3,6 +3,8 @@ package journal
 import (
 	"syscall"
 
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -40,7 +42,7 @@ type KillPriv struct {
 
 // dropMask is the set-ID bits k clears from mode, of a file in group gid.
 func (k KillPriv) dropMask(mode, gid uint32) uint32 {
-	if !k.Kill || mode&ModeType == ModeDir {
+	if !k.Kill || mode&meta.ModeType == meta.ModeDir {
 		return 0
 	}
 	kill := mode & syscall.S_ISUID
@@ -56,7 +58,7 @@ func (k KillPriv) dropMask(mode, gid uint32) uint32 {
 // CAP_FSETID (FUSE_WRITE_KILL_SUIDGID). It logs nothing when there is
 // nothing to drop, which is every write to a file without set-ID bits or
 // capabilities. Only regular files are affected.
-func (fs *FS) DropPrivs(ino Ino, k KillPriv) error {
+func (fs *FS) DropPrivs(ino meta.Ino, k KillPriv) error {
 	fs.mu.RLock()
 	in := fs.model.Inodes[ino]
 	needed := in != nil && in.IsRegular() && (k.dropMask(in.Mode, in.GID) != 0 || hasXattr(in, capabilityXattr))
@@ -70,12 +72,12 @@ func (fs *FS) DropPrivs(ino Ino, k KillPriv) error {
 	if in == nil || !in.IsRegular() || k.dropMask(in.Mode, in.GID) == 0 && !hasXattr(in, capabilityXattr) {
 		return nil // dropped meanwhile
 	}
-	op := Op{Type: OpSetattr, Ino: ino, Ctime: nowNanos()}
+	op := meta.Op{Type: meta.OpSetattr, Ino: ino, Ctime: store.NowNanos()}
 	_, err := fs.commitSetattrLocked(&op, k)
 	return errno(err)
 }
 
-func hasXattr(in *Inode, name string) bool {
+func hasXattr(in *meta.Inode, name string) bool {
 	_, ok := in.Xattrs[name]
 	return ok
 }
@@ -84,13 +86,13 @@ func hasXattr(in *Inode, name string) bool {
 // that k asks for, computed from the inode as it is under the lock; then
 // removes the file's capabilities if k drops privileges. It returns the LSN
 // of the last op committed, which a force must reach.
-func (fs *FS) commitSetattr(op *Op, k KillPriv) (logbuf.LSN, error) {
+func (fs *FS) commitSetattr(op *meta.Op, k KillPriv) (logbuf.LSN, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return fs.commitSetattrLocked(op, k)
 }
 
-func (fs *FS) commitSetattrLocked(op *Op, k KillPriv) (logbuf.LSN, error) {
+func (fs *FS) commitSetattrLocked(op *meta.Op, k KillPriv) (logbuf.LSN, error) {
 	in := fs.model.Inodes[op.Ino]
 	if in == nil {
 		return 0, syscall.ENOENT
@@ -99,22 +101,22 @@ func (fs *FS) commitSetattrLocked(op *Op, k KillPriv) (logbuf.LSN, error) {
 	// The bits go from the mode the inode ends with (a mode change never
 	// comes with a kill from the kernel, but one here gets the same rule).
 	mode := in.Mode
-	if op.Mask&SetMode != 0 {
-		mode = in.Mode&ModeType | op.Mode&^ModeType
+	if op.Mask&meta.SetMode != 0 {
+		mode = in.Mode&meta.ModeType | op.Mode&^meta.ModeType
 	}
 	if kill := k.dropMask(mode, in.GID); kill != 0 {
-		op.Mask |= SetMode
+		op.Mask |= meta.SetMode
 		op.Mode = mode &^ kill
 	}
 	if op.Mask == 0 && dropCaps {
 		// Only the capabilities go: the removexattr is the whole change.
-		rm := Op{Type: OpRemovexattr, Ino: op.Ino, Name: capabilityXattr, Ctime: op.Ctime}
+		rm := meta.Op{Type: meta.OpRemovexattr, Ino: op.Ino, Name: capabilityXattr, Ctime: op.Ctime}
 		return fs.commitLocked(&rm)
 	}
 	lsn, err := fs.commitLocked(op)
 	if err != nil || !dropCaps {
 		return lsn, err
 	}
-	rm := Op{Type: OpRemovexattr, Ino: op.Ino, Name: capabilityXattr, Ctime: op.Ctime}
+	rm := meta.Op{Type: meta.OpRemovexattr, Ino: op.Ino, Name: capabilityXattr, Ctime: op.Ctime}
 	return fs.commitLocked(&rm)
 }

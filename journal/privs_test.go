@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // TestDropPrivs checks the set-ID rules of privs.go case by case, each
@@ -25,30 +27,30 @@ func TestDropPrivs(t *testing.T) {
 		want   uint32
 		logged bool // a transaction is logged for the drop
 	}{
-		{"write/suid+sgid+gx", ModeReg, 0o6755, false, member, 0o0755, true},
-		{"write/suid only", ModeReg, 0o4711, false, member, 0o0711, true},
-		{"write/sgid+gx", ModeReg, 0o2750, false, member, 0o0750, true},
-		{"write/sgid without gx, caller in group", ModeReg, 0o2644, false, member, 0o2644, false},
-		{"write/sgid without gx, caller outside group", ModeReg, 0o2644, false, outsider, 0o0644, true},
-		{"write/nothing to drop", ModeReg, 0o0755, false, outsider, 0o0755, false},
-		{"write/sticky and perms stay", ModeReg, 0o5777, false, outsider, 0o1777, true},
-		{"chown/suid+sgid+gx", ModeReg, 0o6555, true, member, 0o0555, true},
-		{"chown/sgid without gx, privileged", ModeReg, 0o2644, true, member, 0o2644, true},
-		{"chown/sgid without gx, outsider", ModeReg, 0o2644, true, outsider, 0o0644, true},
-		{"chown/directory keeps its bits", ModeDir, 0o2755, true, outsider, 0o2755, true},
-		{"chown/fifo loses suid", ModeFIFO, 0o4644, true, outsider, 0o0644, true},
+		{"write/suid+sgid+gx", meta.ModeReg, 0o6755, false, member, 0o0755, true},
+		{"write/suid only", meta.ModeReg, 0o4711, false, member, 0o0711, true},
+		{"write/sgid+gx", meta.ModeReg, 0o2750, false, member, 0o0750, true},
+		{"write/sgid without gx, caller in group", meta.ModeReg, 0o2644, false, member, 0o2644, false},
+		{"write/sgid without gx, caller outside group", meta.ModeReg, 0o2644, false, outsider, 0o0644, true},
+		{"write/nothing to drop", meta.ModeReg, 0o0755, false, outsider, 0o0755, false},
+		{"write/sticky and perms stay", meta.ModeReg, 0o5777, false, outsider, 0o1777, true},
+		{"chown/suid+sgid+gx", meta.ModeReg, 0o6555, true, member, 0o0555, true},
+		{"chown/sgid without gx, privileged", meta.ModeReg, 0o2644, true, member, 0o2644, true},
+		{"chown/sgid without gx, outsider", meta.ModeReg, 0o2644, true, outsider, 0o0644, true},
+		{"chown/directory keeps its bits", meta.ModeDir, 0o2755, true, outsider, 0o2755, true},
+		{"chown/fifo loses suid", meta.ModeFIFO, 0o4644, true, outsider, 0o0644, true},
 	}
 	dir, dev := crashStore(t, 4<<20, 32<<10)
 	o := Options{Device: dev}
 	fs := mount(t, dir, o)
-	inos := map[string]Ino{}
+	inos := map[string]meta.Ino{}
 	for i, c := range cases {
-		a := must[Attr](t)(fs.Create(RootIno, fmt.Sprint("f", i), c.kind|c.mode, 1000, 1000, 0, ""))
+		a := must[Attr](t)(fs.Create(meta.RootIno, fmt.Sprint("f", i), c.kind|c.mode, 1000, 1000, 0, ""))
 		inos[c.name] = a.Ino
 		before := fs.Stats().Transactions
 		var err error
 		if c.chown {
-			_, err = fs.SetAttr(a.Ino, SetAttrIn{Mask: SetUID | SetGID, UID: 2000, GID: 2000, Kill: KillPriv{Kill: true, InGroup: c.in}})
+			_, err = fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetUID | meta.SetGID, UID: 2000, GID: 2000, Kill: KillPriv{Kill: true, InGroup: c.in}})
 		} else {
 			err = fs.DropPrivs(a.Ino, KillPriv{Kill: true, InGroup: c.in})
 		}
@@ -65,25 +67,25 @@ func TestDropPrivs(t *testing.T) {
 	}
 	// Without Kill, nothing is dropped: a chown that the caller did not
 	// mark (the kernel computed the mode itself) and a privileged write.
-	a := must[Attr](t)(fs.Create(RootIno, "plain", ModeReg|0o6755, 1000, 1000, 0, ""))
-	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetUID, UID: 3}))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "plain", meta.ModeReg|0o6755, 1000, 1000, 0, ""))
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetUID, UID: 3}))
 	check(t, fs.DropPrivs(a.Ino, KillPriv{}))
 	if got := must[Attr](t)(fs.GetAttr(a.Ino)); got.Mode&0o7777 != 0o6755 {
 		t.Errorf("without Kill: mode %#o, want 0o6755 kept", got.Mode&0o7777)
 	}
 	// A chmod that comes with the kill (as the kernel never sends, but a
 	// caller may) gets the kill applied to the mode it asks for.
-	b := must[Attr](t)(fs.Create(RootIno, "chmod", ModeReg|0o644, 1000, 1000, 0, ""))
-	must[Attr](t)(fs.SetAttr(b.Ino, SetAttrIn{Mask: SetMode | SetUID, Mode: 0o6711, UID: 5, Kill: KillPriv{Kill: true}}))
+	b := must[Attr](t)(fs.Create(meta.RootIno, "chmod", meta.ModeReg|0o644, 1000, 1000, 0, ""))
+	must[Attr](t)(fs.SetAttr(b.Ino, SetAttrIn{Mask: meta.SetMode | meta.SetUID, Mode: 0o6711, UID: 5, Kill: KillPriv{Kill: true}}))
 	if got := must[Attr](t)(fs.GetAttr(b.Ino)); got.Mode&0o7777 != 0o0711 {
 		t.Errorf("chmod 6711 with a chown: mode %#o, want 0o0711", got.Mode&0o7777)
 	}
 
 	// File capabilities go with a write, a truncate and a chown, even
 	// when there are no set-ID bits to drop.
-	var capIno []Ino
+	var capIno []meta.Ino
 	for i, how := range []string{"write", "truncate", "chown"} {
-		c := must[Attr](t)(fs.Create(RootIno, fmt.Sprint("cap", i), ModeReg|0o755, 1000, 1000, 0, ""))
+		c := must[Attr](t)(fs.Create(meta.RootIno, fmt.Sprint("cap", i), meta.ModeReg|0o755, 1000, 1000, 0, ""))
 		check(t, fs.SetXattr(c.Ino, "security.capability", []byte{1, 2, 3}, 0))
 		check(t, fs.SetXattr(c.Ino, "user.kept", []byte("x"), 0))
 		k := KillPriv{Kill: true, InGroup: member}
@@ -92,9 +94,9 @@ func TestDropPrivs(t *testing.T) {
 		case "write":
 			err = fs.DropPrivs(c.Ino, k)
 		case "truncate":
-			_, err = fs.SetAttr(c.Ino, SetAttrIn{Mask: SetSize, Size: 0, Kill: k})
+			_, err = fs.SetAttr(c.Ino, SetAttrIn{Mask: meta.SetSize, Size: 0, Kill: k})
 		case "chown":
-			_, err = fs.SetAttr(c.Ino, SetAttrIn{Mask: SetUID, UID: 9, Kill: k})
+			_, err = fs.SetAttr(c.Ino, SetAttrIn{Mask: meta.SetUID, UID: 9, Kill: k})
 		}
 		check(t, err)
 		if _, err := fs.GetXattr(c.Ino, "security.capability"); err != syscall.ENODATA {
@@ -108,7 +110,7 @@ func TestDropPrivs(t *testing.T) {
 
 	// Replay after a crash reaches the same modes: the drops were logged.
 	check(t, fs.Sync())
-	want := map[Ino]uint32{}
+	want := map[meta.Ino]uint32{}
 	for _, ino := range inos {
 		want[ino] = must[Attr](t)(fs.GetAttr(ino)).Mode
 	}

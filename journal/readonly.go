@@ -4,6 +4,10 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
 // Read-only mounts (Options.ReadOnly), as XFS's -o ro and -o ro,norecovery.
@@ -27,11 +31,11 @@ import (
 // writes nothing either; the log stays as it was, dirty or clean.
 
 // readOnlyStore is a StoreFS that refuses every change with EROFS.
-type readOnlyStore struct{ StoreFS }
+type readOnlyStore struct{ store.StoreFS }
 
 func erofs(op, name string) error { return &os.PathError{Op: op, Path: name, Err: syscall.EROFS} }
 
-func (s readOnlyStore) OpenFile(name string, flag int, perm os.FileMode) (StoreFile, error) {
+func (s readOnlyStore) OpenFile(name string, flag int, perm os.FileMode) (store.StoreFile, error) {
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
 		return nil, erofs("open", name)
 	}
@@ -48,7 +52,7 @@ func (readOnlyStore) Rename(o, _ string) error               { return erofs("ren
 func (readOnlyStore) SyncDir(name string) error              { return erofs("fsync", name) }
 
 // readOnlyFile is a file of a readOnlyStore: opened for reading only.
-type readOnlyFile struct{ StoreFile }
+type readOnlyFile struct{ store.StoreFile }
 
 func (readOnlyFile) WriteAt([]byte, int64) (int, error) { return 0, syscall.EROFS }
 func (readOnlyFile) Truncate(int64) error               { return syscall.EROFS }
@@ -60,11 +64,11 @@ func (readOnlyFile) Datasync() error { return syscall.EROFS }
 
 // readOnlyDevice is the log file opened for reading only.
 type readOnlyDevice struct {
-	f    StoreFile
+	f    store.StoreFile
 	size int64
 }
 
-func openReadOnlyDevice(st StoreFS, path string) (Device, error) {
+func openReadOnlyDevice(st store.StoreFS, path string) (xlog.Device, error) {
 	f, err := st.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func (fs *FS) changeRefused() error {
 	if fs.opts.ReadOnly {
 		return syscall.EROFS
 	}
-	return fs.x.failure()
+	return fs.x.Failure()
 }
 
 // dataOpenFlag is how data files are opened: for reading only on a
@@ -122,15 +126,15 @@ func (fs *FS) MountMode() string {
 // replayOverlay holds, for a NoRecovery mount, what replay would have done to
 // the data files: per inode, the ops that change a data file's bytes, in
 // log order. A read lays them over the data file's bytes.
-type replayOverlay map[Ino][]*Op
+type replayOverlay map[meta.Ino][]*meta.Op
 
 // add keeps op if it changes a data file's bytes; it is replayOp's
 // choice of ops, made in memory.
-func (o replayOverlay) add(op *Op, journal JournalMode) bool {
+func (o replayOverlay) add(op *meta.Op, journal JournalMode) bool {
 	switch {
-	case op.Type == OpWrite && op.Data != nil,
-		op.Type == OpSetattr && op.Mask&SetSize != 0 && journal == JournalData,
-		op.Type == OpFallocate && journal == JournalData:
+	case op.Type == meta.OpWrite && op.Data != nil,
+		op.Type == meta.OpSetattr && op.Mask&meta.SetSize != 0 && journal == JournalData,
+		op.Type == meta.OpFallocate && journal == JournalData:
 		o[op.Ino] = append(o[op.Ino], op)
 		return true
 	}
@@ -139,7 +143,7 @@ func (o replayOverlay) add(op *Op, journal JournalMode) bool {
 
 // apply lays ino's ops over p, which holds the data file's bytes at off
 // (zeros past its end).
-func (o replayOverlay) apply(ino Ino, p []byte, off int64) {
+func (o replayOverlay) apply(ino meta.Ino, p []byte, off int64) {
 	end := off + int64(len(p))
 	zero := func(from, to int64) {
 		from, to = max(from, off), min(to, end)
@@ -149,15 +153,15 @@ func (o replayOverlay) apply(ino Ino, p []byte, off int64) {
 	}
 	for _, op := range o[ino] {
 		switch op.Type {
-		case OpWrite:
+		case meta.OpWrite:
 			from, to := max(op.Off, off), min(op.Off+int64(len(op.Data)), end)
 			if from < to {
 				copy(p[from-off:to-off], op.Data[from-op.Off:to-op.Off])
 			}
-		case OpSetattr:
+		case meta.OpSetattr:
 			zero(op.Size, end) // a cut: what lay past it reads as zeros if the file grows again
-		case OpFallocate:
-			if op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {
+		case meta.OpFallocate:
+			if op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 {
 				zero(op.Off, op.Off+op.Len)
 			}
 		}

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // storeDigest hashes every file of a store, names and bytes, and the
@@ -42,7 +45,7 @@ func storeDigest(t *testing.T, dir string) [32]byte {
 	return sum
 }
 
-func readIno(t *testing.T, fs *FS, ino Ino) []byte {
+func readIno(t *testing.T, fs *FS, ino meta.Ino) []byte {
 	t.Helper()
 	a := must[Attr](t)(fs.GetAttr(ino))
 	buf := make([]byte, a.Size)
@@ -60,28 +63,28 @@ func dirtyDataStore(t *testing.T) (string, map[string][]byte) {
 	dir := mkfs(t, 4<<20, 32<<10)
 	fs := mount(t, dir, Options{Journal: JournalData})
 	want := map[string][]byte{}
-	a := must[Attr](t)(fs.Create(RootIno, "a", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "a", meta.ModeReg|0o644, 0, 0, 0, ""))
 	must[int](t)(fs.Write(a.Ino, bytes.Repeat([]byte("A"), 10000), 0))
-	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 3000}))
-	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 6000}))
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 3000}))
+	must[Attr](t)(fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 6000}))
 	must[int](t)(fs.Write(a.Ino, []byte("tail"), 5000))
 	want["a"] = append(append(bytes.Repeat([]byte("A"), 3000), make([]byte, 2000)...), append([]byte("tail"), make([]byte, 996)...)...)
-	b := must[Attr](t)(fs.Create(RootIno, "b", ModeReg|0o644, 0, 0, 0, ""))
+	b := must[Attr](t)(fs.Create(meta.RootIno, "b", meta.ModeReg|0o644, 0, 0, 0, ""))
 	must[int](t)(fs.Write(b.Ino, bytes.Repeat([]byte("B"), 8192), 0))
-	check(t, fs.Fallocate(b.Ino, FallocPunchHole|FallocKeepSize, 4096, 1024))
+	check(t, fs.Fallocate(b.Ino, meta.FallocPunchHole|meta.FallocKeepSize, 4096, 1024))
 	want["b"] = append(append(bytes.Repeat([]byte("B"), 4096), make([]byte, 1024)...), bytes.Repeat([]byte("B"), 3072)...)
 	check(t, fs.Fsync(a.Ino, false))
 	check(t, fs.Fsync(b.Ino, false))
 	fs.Abandon()
-	for _, ino := range []Ino{a.Ino, b.Ino} {
-		check(t, os.Truncate(filepath.Join(dir, dataDirName, fmt.Sprint(ino)), 0))
+	for _, ino := range []meta.Ino{a.Ino, b.Ino} {
+		check(t, os.Truncate(filepath.Join(dir, store.DataDirName, fmt.Sprint(ino)), 0))
 	}
 	return dir, want
 }
 
-func lookupIno(t *testing.T, fs *FS, name string) Ino {
+func lookupIno(t *testing.T, fs *FS, name string) meta.Ino {
 	t.Helper()
-	return must[Attr](t)(fs.Lookup(RootIno, name)).Ino
+	return must[Attr](t)(fs.Lookup(meta.RootIno, name)).Ino
 }
 
 // TestNoRecoveryWritesNothing: a NoRecovery mount of a dirty store shows
@@ -145,21 +148,21 @@ func TestReadOnlyRecoversThenRefuses(t *testing.T) {
 
 // refusesChanges checks that every kind of change gets EROFS and changes
 // nothing a read can see.
-func refusesChanges(t *testing.T, fs *FS, ino Ino) {
+func refusesChanges(t *testing.T, fs *FS, ino meta.Ino) {
 	t.Helper()
 	content := readIno(t, fs, ino)
 	for what, err := range map[string]error{
-		"create":     second(fs.Create(RootIno, "new", ModeReg|0o644, 0, 0, 0, "")),
-		"mkdir":      second(fs.Create(RootIno, "dir", ModeDir|0o755, 0, 0, 0, "")),
+		"create":     second(fs.Create(meta.RootIno, "new", meta.ModeReg|0o644, 0, 0, 0, "")),
+		"mkdir":      second(fs.Create(meta.RootIno, "dir", meta.ModeDir|0o755, 0, 0, 0, "")),
 		"write":      second(fs.Write(ino, []byte("x"), 0)),
-		"truncate":   second(fs.SetAttr(ino, SetAttrIn{Mask: SetSize, Size: 1})),
-		"chmod":      second(fs.SetAttr(ino, SetAttrIn{Mask: SetMode, Mode: ModeReg | 0o600})),
+		"truncate":   second(fs.SetAttr(ino, SetAttrIn{Mask: meta.SetSize, Size: 1})),
+		"chmod":      second(fs.SetAttr(ino, SetAttrIn{Mask: meta.SetMode, Mode: meta.ModeReg | 0o600})),
 		"fallocate":  fs.Fallocate(ino, 0, 0, 1<<20),
-		"link":       second(fs.Link(ino, RootIno, "again")),
-		"unlink":     fs.Unlink(RootIno, "a"),
-		"rename":     fs.Rename(RootIno, "a", RootIno, "c", 0),
+		"link":       second(fs.Link(ino, meta.RootIno, "again")),
+		"unlink":     fs.Unlink(meta.RootIno, "a"),
+		"rename":     fs.Rename(meta.RootIno, "a", meta.RootIno, "c", 0),
 		"setxattr":   fs.SetXattr(ino, "user.x", []byte("y"), 0),
-		"tmpfile":    second(fs.CreateTmpfile(RootIno, 0o600, 0, 0)),
+		"tmpfile":    second(fs.CreateTmpfile(meta.RootIno, 0o600, 0, 0)),
 		"removexatr": fs.RemoveXattr(ino, "user.x"),
 	} {
 		if !errors.Is(err, syscall.EROFS) {

@@ -13,19 +13,23 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // crashStore is a freshly made store whose log lives on a CrashDevice.
-func crashStore(t *testing.T, logSize int64, logbsize int) (string, *CrashDevice) {
+func crashStore(t *testing.T, logSize int64, logbsize int) (string, *testfs.CrashDevice) {
 	t.Helper()
 	dir := filepath.Join(fastTempDir(t), "store")
-	if _, err := Mkfs(dir, MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
 		t.Fatal(err)
 	}
-	img, err := os.ReadFile(filepath.Join(dir, logName))
+	img, err := os.ReadFile(filepath.Join(dir, store.LogName))
 	check(t, err)
-	return dir, NewCrashDevice(img)
+	return dir, testfs.NewCrashDevice(img)
 }
 
 // cloneStore copies a store's superblock and checkpoint into a new
@@ -33,8 +37,8 @@ func crashStore(t *testing.T, logSize int64, logbsize int) (string, *CrashDevice
 func cloneStore(t *testing.T, dir string) string {
 	t.Helper()
 	d := filepath.Join(fastTempDir(t), "store")
-	check(t, os.MkdirAll(filepath.Join(d, dataDirName), 0o755))
-	for _, f := range []string{superblockName, checkpointName} {
+	check(t, os.MkdirAll(filepath.Join(d, store.DataDirName), 0o755))
+	for _, f := range []string{store.SuperblockName, store.CheckpointName} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		check(t, err)
 		check(t, os.WriteFile(filepath.Join(d, f), b, 0o644))
@@ -45,7 +49,7 @@ func cloneStore(t *testing.T, dir string) string {
 func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []string, error) {
 	t.Helper()
 	var warnings []string
-	o.Device = NewCrashDevice(img)
+	o.Device = testfs.NewCrashDevice(img)
 	o.Logf = func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
 	fs, err := Open(cloneStore(t, dir), o)
 	return fs, warnings, err
@@ -68,7 +72,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 	o := Options{Mode: mode, Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour}
 	o.Device = dev
 	fs := mount(t, dir, o)
-	f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	must[int](t)(fs.Write(f.Ino, []byte("before"), 0))
 	check(t, fs.Sync())
 	before := digestOf(fs.model)
@@ -83,11 +87,11 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img1, ck)
-	var full *ScannedRecord
-	for i := range s.records {
-		if s.records[i].Header.Size == 256<<10 && s.records[i].Header.RecordBytes() == 256<<10 {
-			full = &s.records[i]
+	s := xlog.ScanLog(img1, windowOf(ck))
+	var full *xlog.ScannedRecord
+	for i := range s.Records {
+		if s.Records[i].Header.Size == 256<<10 && s.Records[i].Header.RecordBytes() == 256<<10 {
+			full = &s.Records[i]
 		}
 	}
 	if full == nil {
@@ -139,13 +143,13 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 // fsyncedLog makes a store and writes n records, each holding one file's
 // creation and write, made durable by its own fsync, as a database or a
 // mail server does. It returns the store, the log image and the records.
-func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []ScannedRecord) {
+func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedRecord) {
 	t.Helper()
 	dir, dev := crashStore(t, 8<<20, 32<<10)
 	o.Device, o.CheckpointInterval = dev, time.Hour
 	fs := mount(t, dir, o)
 	for i := range n {
-		f := must[Attr](t)(fs.Create(RootIno, fmt.Sprintf("f%02d", i), ModeReg|0o644, 0, 0, 0, ""))
+		f := must[Attr](t)(fs.Create(meta.RootIno, fmt.Sprintf("f%02d", i), meta.ModeReg|0o644, 0, 0, 0, ""))
 		must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(i)}, 1000), 0))
 		check(t, fs.Fsync(f.Ino, false))
 	}
@@ -153,18 +157,18 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []ScannedRecord
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img, ck)
-	if len(s.records) != n || s.kind != scanEnd {
-		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.records), s.kind)
+	s := xlog.ScanLog(img, windowOf(ck))
+	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
+		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.Records), s.Kind)
 	}
-	return dir, img, s.records
+	return dir, img, s.Records
 }
 
 // corruptionAt fails the test unless err refuses the log at the record r,
 // naming its LSN, offset and CRCs, and the transactions at stake.
-func corruptionAt(t *testing.T, what string, err error, r ScannedRecord, atStake int) *CorruptionError {
+func corruptionAt(t *testing.T, what string, err error, r xlog.ScannedRecord, atStake int) *xlog.CorruptionError {
 	t.Helper()
-	var ce *CorruptionError
+	var ce *xlog.CorruptionError
 	if !errors.As(err, &ce) {
 		t.Fatalf("%s: recovery gave %v, want a CorruptionError", what, err)
 	}
@@ -297,7 +301,7 @@ func TestHeaderAndCycleWordDamage(t *testing.T) {
 // watermarks would have written them (h_durable_lsn, at 328 in logbuf's
 // format, zero; the CRC recomputed), so only the in-flight count can tell
 // a torn record from a durable one.
-func stripWatermarks(t *testing.T, img []byte, recs []ScannedRecord) {
+func stripWatermarks(t *testing.T, img []byte, recs []xlog.ScannedRecord) {
 	t.Helper()
 	for _, r := range recs {
 		b := img[r.Offset : r.Offset+int64(r.Header.RecordBytes())]
@@ -421,12 +425,12 @@ func TestCutThenTearAgain(t *testing.T) {
 		dir, dev := crashStore(t, 4<<20, 32<<10)
 		o := Options{Journal: JournalData, LogBufs: 4, CheckpointInterval: time.Hour, Device: dev}
 		fs := mount(t, dir, o)
-		f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+		f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 		check(t, fs.Fsync(f.Ino, false))
 		durable := dev.Image()
 		ck, err := ReadCheckpoint(dir)
 		check(t, err)
-		head := scanLog(durable, ck).head
+		head := xlog.ScanLog(durable, windowOf(ck)).Head
 		// Three records' worth of writes, written but never synced.
 		for i := range 3 {
 			must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(0x10 + i)}, 30000), int64(i)*30000))
@@ -447,7 +451,7 @@ func TestCutThenTearAgain(t *testing.T) {
 			end := first.Offset + int64(first.Header.RecordBytes())
 			copy(crash[first.Offset+512:end], pending[first.Offset+512:end])
 		}
-		dev2 := NewCrashDevice(crash)
+		dev2 := testfs.NewCrashDevice(crash)
 		dir2 := cloneStore(t, dir)
 		fs2 := mount(t, dir2, Options{Journal: JournalData, LogBufs: 4, CheckpointInterval: time.Hour, Device: dev2})
 		if r := fs2.Recovery(); laterSurvive && (r.TornLSN != first.LSN() || r.DroppedLater == 0) || !laterSurvive && r.TornLSN != 0 {
@@ -488,7 +492,7 @@ func b2i(b bool) int {
 
 // waitPending waits until the log writer has issued n writes since the
 // last sync: records switched out are written asynchronously.
-func waitPending(t *testing.T, dev *CrashDevice, n int) {
+func waitPending(t *testing.T, dev *testfs.CrashDevice, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); dev.Pending() < n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -498,11 +502,11 @@ func waitPending(t *testing.T, dev *CrashDevice, n int) {
 }
 
 // findRecord returns the valid record at p in img.
-func findRecord(t *testing.T, img []byte, p pos) ScannedRecord {
+func findRecord(t *testing.T, img []byte, p xlog.Pos) xlog.ScannedRecord {
 	t.Helper()
-	r, ok := readRecord(img, p)
+	r, ok := xlog.ReadRecord(img, p)
 	if !ok || r.Err != nil {
-		t.Fatalf("no valid record at %v: %v", p.lsn(), r.Err)
+		t.Fatalf("no valid record at %v: %v", p.LSN(), r.Err)
 	}
 	return r
 }
@@ -514,7 +518,7 @@ func TestCorruptionRefused(t *testing.T) {
 	dir, dev := crashStore(t, 8<<20, 32<<10)
 	o := Options{Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour, Device: dev}
 	fs := mount(t, dir, o)
-	f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	for i := range 300 {
 		must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(i)}, 2000), int64(i)*2000))
 		check(t, fs.Fsync(f.Ino, false))
@@ -523,15 +527,15 @@ func TestCorruptionRefused(t *testing.T) {
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := scanLog(img, ck)
-	if len(s.records) < 250 {
-		t.Fatalf("only %d records", len(s.records))
+	s := xlog.ScanLog(img, windowOf(ck))
+	if len(s.Records) < 250 {
+		t.Fatalf("only %d records", len(s.Records))
 	}
-	victim := s.records[20]
+	victim := s.Records[20]
 	bad := bytes.Clone(img)
 	bad[victim.Offset+700] ^= 0x10 // in the payload
 	_, _, err = recoverImage(t, dir, bad, Options{Journal: JournalData})
-	var ce *CorruptionError
+	var ce *xlog.CorruptionError
 	if !errors.As(err, &ce) {
 		t.Fatalf("recovery of a corrupt log: %v, want a CorruptionError", err)
 	}
@@ -563,12 +567,12 @@ func TestWraparound(t *testing.T) {
 			o := Options{Mode: c.m, Journal: jm, LogBufs: 4, CheckpointInterval: time.Hour, Device: dev}
 			fs := mount(t, dir, o)
 			r := rand.New(rand.NewPCG(42, uint64(jm)))
-			var files []Ino
+			var files []meta.Ino
 			recovered := 0
 			for i := 0; ; i++ {
 				switch {
 				case len(files) < 20 || r.IntN(10) == 0:
-					a, err := fs.Create(RootIno, fmt.Sprintf("f%d", i), ModeReg|0o644, 0, 0, 0, "")
+					a, err := fs.Create(meta.RootIno, fmt.Sprintf("f%d", i), meta.ModeReg|0o644, 0, 0, 0, "")
 					check(t, err)
 					files = append(files, a.Ino)
 				case r.IntN(10) == 0:
@@ -577,13 +581,13 @@ func TestWraparound(t *testing.T) {
 					_ = a
 					fs.mu.RLock()
 					var name string
-					for n, ino := range fs.model.Inodes[RootIno].Entries {
+					for n, ino := range fs.model.Inodes[meta.RootIno].Entries {
 						if ino == files[k] {
 							name = n
 						}
 					}
 					fs.mu.RUnlock()
-					check(t, fs.Unlink(RootIno, name))
+					check(t, fs.Unlink(meta.RootIno, name))
 					files = append(files[:k], files[k+1:]...)
 				default:
 					b := make([]byte, 1+r.IntN(20000))
@@ -597,13 +601,13 @@ func TestWraparound(t *testing.T) {
 					check(t, fs.Sync())
 					fs.ckptMu.Lock()
 					img := dev.Image()
-					ck, err := os.ReadFile(filepath.Join(dir, checkpointName))
+					ck, err := os.ReadFile(filepath.Join(dir, store.CheckpointName))
 					fs.ckptMu.Unlock()
 					check(t, err)
 					d2 := cloneStore(t, dir)
-					check(t, os.WriteFile(filepath.Join(d2, checkpointName), ck, 0o644))
+					check(t, os.WriteFile(filepath.Join(d2, store.CheckpointName), ck, 0o644))
 					o2 := o
-					o2.Device = NewCrashDevice(img)
+					o2.Device = testfs.NewCrashDevice(img)
 					fs2 := mount(t, d2, o2)
 					if fs2.model.Digest() != digestOf(fs.model) {
 						t.Fatalf("recovered model differs at op %d (head %v)", i, fs.Stats().Head)
@@ -632,29 +636,29 @@ func FuzzRecoverLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, tailCycle, tailBlock uint32) {
 		img := make([]byte, 64<<10)
 		copy(img, b)
-		ck := &Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: NewModel(0)}
-		s := scanLog(img, ck)
-		_ = s.corruption()
-		m := NewModel(0)
-		replay(s, 0, func(op *Op) error { return m.Apply(op) })
+		ck := &store.Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: meta.NewModel(0)}
+		s := xlog.ScanLog(img, windowOf(ck))
+		_ = s.Corruption()
+		m := meta.NewModel(0)
+		replay(s, 0, func(op *meta.Op) error { return m.Apply(op) })
 	})
 }
 
 // seedLog returns the first few KiB of a real log: a handful of small records.
 func seedLog(t testing.TB) []byte {
 	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := Mkfs(dir, MkfsOptions{LogSize: 1 << 20, LogBSize: 32 << 10}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: 1 << 20, LogBSize: 32 << 10}); err != nil {
 		t.Fatal(err)
 	}
-	img, _ := os.ReadFile(filepath.Join(dir, logName))
-	dev := NewCrashDevice(img)
+	img, _ := os.ReadFile(filepath.Join(dir, store.LogName))
+	dev := testfs.NewCrashDevice(img)
 	fs, err := Open(dir, quietOpts(Options{Device: dev, LogBufs: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := fs.Create(RootIno, "x", ModeReg|0o644, 0, 0, 0, "")
+	a, _ := fs.Create(meta.RootIno, "x", meta.ModeReg|0o644, 0, 0, 0, "")
 	fs.Fsync(a.Ino, false)
-	fs.Create(RootIno, "d", ModeDir|0o755, 0, 0, 0, "")
+	fs.Create(meta.RootIno, "d", meta.ModeDir|0o755, 0, 0, 0, "")
 	fs.SetXattr(a.Ino, "user.k", []byte("v"), 0)
 	fs.Sync()
 	out := dev.Image()[:4096]
@@ -668,16 +672,16 @@ func BenchmarkCommit(b *testing.B) {
 			for _, size := range []int{512, 64 << 10} {
 				b.Run(fmt.Sprintf("%s/%s/write%d", jm, m, size), func(b *testing.B) {
 					dir := filepath.Join(b.TempDir(), "s")
-					if _, err := Mkfs(dir, MkfsOptions{LogSize: 64 << 20}); err != nil {
+					if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: 64 << 20}); err != nil {
 						b.Fatal(err)
 					}
-					img, _ := os.ReadFile(filepath.Join(dir, logName))
-					fs, err := Open(dir, quietOpts(Options{Mode: m, Journal: jm, Device: NewCrashDevice(img)}))
+					img, _ := os.ReadFile(filepath.Join(dir, store.LogName))
+					fs, err := Open(dir, quietOpts(Options{Mode: m, Journal: jm, Device: testfs.NewCrashDevice(img)}))
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer fs.Abandon()
-					a, _ := fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, "")
+					a, _ := fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, "")
 					buf := make([]byte, size)
 					b.SetBytes(int64(size))
 					i := 0
@@ -698,16 +702,16 @@ func BenchmarkCommit(b *testing.B) {
 // BenchmarkReplay measures recovery's walk and replay in MB/s of log.
 func BenchmarkReplay(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "s")
-	if _, err := Mkfs(dir, MkfsOptions{LogSize: 64 << 20}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: 64 << 20}); err != nil {
 		b.Fatal(err)
 	}
-	img, _ := os.ReadFile(filepath.Join(dir, logName))
-	dev := NewCrashDevice(img)
+	img, _ := os.ReadFile(filepath.Join(dir, store.LogName))
+	dev := testfs.NewCrashDevice(img)
 	fs, err := Open(dir, quietOpts(Options{Journal: JournalData, Device: dev, CheckpointInterval: time.Hour}))
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, _ := fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, "")
+	a, _ := fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, "")
 	buf := make([]byte, 32<<10)
 	for i := range 1000 { // ~32 MiB of log, under the ¾ mark that checkpoints
 		fs.Write(a.Ino, buf, int64(i%100)*int64(len(buf)))
@@ -716,16 +720,16 @@ func BenchmarkReplay(b *testing.B) {
 	image := dev.Image()
 	fs.Abandon()
 	ck, _ := ReadCheckpoint(dir)
-	s := scanLog(image, ck)
+	s := xlog.ScanLog(image, windowOf(ck))
 	var logBytes int64
-	for _, r := range s.records {
+	for _, r := range s.Records {
 		logBytes += int64(r.Header.RecordBytes())
 	}
 	b.SetBytes(logBytes)
 	for b.Loop() {
-		s := scanLog(image, ck)
+		s := xlog.ScanLog(image, windowOf(ck))
 		m := ck.Model.Clone()
-		if _, err := replay(s, ck.LastTID, func(op *Op) error { return m.Apply(op) }); err != nil {
+		if _, err := replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // TestShrinkCheckpointRace puts a checkpoint between a shrink's commit and
@@ -15,15 +19,15 @@ import (
 func TestShrinkCheckpointRace(t *testing.T) {
 	for _, jm := range []JournalMode{JournalData, JournalMeta} {
 		t.Run(jm.String(), func(t *testing.T) {
-			cfs := NewCrashFS()
-			if _, err := Mkfs(powerDir, MkfsOptions{LogSize: MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+			cfs := testfs.NewCrashFS()
+			if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
 				t.Fatal(err)
 			}
 			fs, err := Open(powerDir, quietOpts(Options{Store: cfs, Journal: jm, CheckpointInterval: time.Hour}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, "")
+			a, err := fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, "")
 			check(t, err)
 			old := bytes.Repeat([]byte{0xAA}, 40000)
 			_, err = fs.Write(a.Ino, old, 0)
@@ -34,25 +38,25 @@ func TestShrinkCheckpointRace(t *testing.T) {
 			// Hold the checkpoint lock, as a running checkpoint does, so
 			// that the shrink commits and then waits for it.
 			fs.ckptMu.Lock()
-			before := fs.x.lastCommitted()
+			before := fs.x.LastCommitted()
 			done := make(chan error)
 			go func() {
-				_, err := fs.SetAttr(a.Ino, SetAttrIn{Mask: SetSize, Size: 1000})
+				_, err := fs.SetAttr(a.Ino, SetAttrIn{Mask: meta.SetSize, Size: 1000})
 				done <- err
 			}()
-			for fs.x.lastCommitted() == before {
+			for fs.x.LastCommitted() == before {
 				time.Sleep(time.Millisecond)
 			}
-			check(t, fs.x.forceAll()) // another fsync's force: the shrink is durable
+			check(t, fs.x.ForceAll()) // another fsync's force: the shrink is durable
 			// The checkpoint, step by step as checkpoint() takes it.
-			_, err = fs.x.syncSwitched()
+			_, err = fs.x.SyncSwitched()
 			check(t, err)
 			fs.shadowMu.Lock()
 			m, b := fs.shadow.Clone(), fs.bound
 			fs.shadowMu.Unlock()
 			check(t, fs.syncDataFiles())
 			check(t, fs.writeCheckpointFile(m, b))
-			fs.x.moveTail(b.tail)
+			fs.x.MoveTail(b.Tail)
 			fs.ckpts.Add(1)
 			fs.ckptMu.Unlock()
 			check(t, <-done)

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestStatsFileRoundTrip writes a mount's stats after some work and reads
@@ -14,7 +17,7 @@ import (
 func TestStatsFileRoundTrip(t *testing.T) {
 	dir := mkfs(t, 8<<20, 64<<10)
 	fs := mount(t, dir, Options{Journal: JournalData})
-	a := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	for i := range 50 {
 		must[int](t)(fs.Write(a.Ino, bytes.Repeat([]byte{byte(i)}, 100+i*300), int64(i)*20000))
 		check(t, fs.Fsync(a.Ino, false))
@@ -23,7 +26,7 @@ func TestStatsFileRoundTrip(t *testing.T) {
 	check(t, fs.Close())
 	var buf bytes.Buffer
 	st.WriteTo(&buf)
-	f, err := ParseStats(buf.Bytes())
+	f, err := statsfile.Parse(buf.Bytes())
 	if err != nil {
 		t.Fatalf("ParseStats of WriteTo's output: %v\n%s", err, buf.String())
 	}
@@ -59,7 +62,7 @@ func TestStatsFileRoundTrip(t *testing.T) {
 	if _, ok := f.Number("cksum_mode"); ok {
 		t.Error("cksum_mode parsed as a number")
 	}
-	for _, name := range HistNames {
+	for _, name := range statsfile.HistNames {
 		h := f.Hist(name)
 		if len(h.Buckets) == 0 {
 			t.Errorf("%s: no buckets", name)
@@ -71,18 +74,18 @@ func TestStatsFileRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if got := f.Hist(HistFsync).Count(); got != 50 {
+	if got := f.Hist(statsfile.HistFsync).Count(); got != 50 {
 		t.Errorf("fsync histogram holds %d, want 50", got)
 	}
-	if p, want := f.Hist(HistFsync).Percentile(99), HistPercentile(st.FsyncHist, 99); p != want {
+	if p, want := f.Hist(statsfile.HistFsync).Percentile(99), statsfile.HistPercentile(st.FsyncHist, 99); p != want {
 		t.Errorf("fsync p99 from the file %v, from the counters %v", p, want)
 	}
-	if p, want := f.Hist(HistCksumRecord).Percentile(50), HistPercentile(st.CksumRecordHist, 50); p != want {
+	if p, want := f.Hist(statsfile.HistCksumRecord).Percentile(50), statsfile.HistPercentile(st.CksumRecordHist, 50); p != want {
 		t.Errorf("checksum p50 from the file %v, from the counters %v", p, want)
 	}
 	// A histogram line never shows up as a plain value.
-	if _, ok := f.Value(HistFsync); ok {
-		t.Errorf("%s parsed as a plain line", HistFsync)
+	if _, ok := f.Value(statsfile.HistFsync); ok {
+		t.Errorf("%s parsed as a plain line", statsfile.HistFsync)
 	}
 
 	// The JSON form: numbers as numbers, histograms summarised, buckets
@@ -92,52 +95,19 @@ func TestStatsFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Records    float64                `json:"log_records"`
-		Mode       string                 `json:"cksum_mode"`
-		Histograms map[string]HistSummary `json:"histograms"`
+		Records    float64                          `json:"log_records"`
+		Mode       string                           `json:"cksum_mode"`
+		Histograms map[string]statsfile.HistSummary `json:"histograms"`
 	}
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	fsync := back.Histograms[HistFsync]
-	if back.Records != float64(st.Records) || back.Mode != "batched" || fsync.Count != 50 || len(fsync.Buckets) != len(f.Hist(HistFsync).Buckets) || fsync.P50 > fsync.P90 || fsync.P90 > fsync.P99 || fsync.P99 > fsync.Max {
+	fsync := back.Histograms[statsfile.HistFsync]
+	if back.Records != float64(st.Records) || back.Mode != "batched" || fsync.Count != 50 || len(fsync.Buckets) != len(f.Hist(statsfile.HistFsync).Buckets) || fsync.P50 > fsync.P90 || fsync.P90 > fsync.P99 || fsync.P99 > fsync.Max {
 		t.Errorf("JSON: %s", b)
 	}
 	b, _ = json.Marshal(f.JSON(false))
 	if strings.Contains(string(b), `"buckets"`) {
 		t.Errorf("JSON without buckets has buckets: %s", b)
-	}
-}
-
-func TestParseStatsRejects(t *testing.T) {
-	for _, text := range []string{
-		"novalue\n",
-		" leading 1\n",
-		"fsync_us_hist 8 9\n",
-		"fsync_us_hist 9 8 1\n",
-		"fsync_us_hist 16 18 1\nfsync_us_hist 8 9 1\n",
-	} {
-		if _, err := ParseStats([]byte(text)); err == nil || !strings.Contains(err.Error(), "line") {
-			t.Errorf("ParseStats(%q) = %v, want an error naming the line", text, err)
-		}
-	}
-	f, err := ParseStats([]byte("state degraded: checkpoint failed: no space\nprocess_cpu_ns 12\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := f.Value("state"); v != "degraded: checkpoint failed: no space" {
-		t.Errorf("state %q: a value runs to the end of its line", v)
-	}
-}
-
-func TestHistSub(t *testing.T) {
-	before := Hist{Name: HistFsync, Buckets: []Bucket{{8, 9, 2}, {16, 18, 5}}}
-	after := Hist{Name: HistFsync, Buckets: []Bucket{{8, 9, 2}, {16, 18, 7}, {1024, 1152, 1}}}
-	d := after.Sub(before)
-	if len(d.Buckets) != 2 || d.Buckets[0] != (Bucket{16, 18, 2}) || d.Buckets[1] != (Bucket{1024, 1152, 1}) || d.Count() != 3 {
-		t.Errorf("after - before = %+v", d.Buckets)
-	}
-	if p := d.Percentile(100); p != 1088 {
-		t.Errorf("max of the difference %v, want the middle of [1024,1152)", p)
 	}
 }

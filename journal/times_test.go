@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // TestTimesByPOSIXRules holds each operation's effect on times and link
@@ -18,18 +20,18 @@ func TestTimesByPOSIXRules(t *testing.T) {
 	fs := mount(t, mkfs(t, 4<<20, 32<<10), Options{})
 	defer fs.Close()
 	attr := must[Attr](t)
-	d1 := attr(fs.Create(RootIno, "d1", ModeDir|0o755, 0, 0, 0, ""))
-	d2 := attr(fs.Create(RootIno, "d2", ModeDir|0o755, 0, 0, 0, ""))
-	f := attr(fs.Create(d1.Ino, "f", ModeReg|0o644, 0, 0, 0, ""))
-	g := attr(fs.Create(d1.Ino, "g", ModeReg|0o644, 0, 0, 0, ""))
+	d1 := attr(fs.Create(meta.RootIno, "d1", meta.ModeDir|0o755, 0, 0, 0, ""))
+	d2 := attr(fs.Create(meta.RootIno, "d2", meta.ModeDir|0o755, 0, 0, 0, ""))
+	f := attr(fs.Create(d1.Ino, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	g := attr(fs.Create(d1.Ino, "g", meta.ModeReg|0o644, 0, 0, 0, ""))
 	check(t, fs.Open(f.Ino))
 	defer fs.Release(f.Ino)
 
 	// step runs op and checks, for each inode, which of a, m, c moved
 	// and the link count's change.
-	step := func(name string, op func() error, want map[Ino]string, nlink map[Ino]int) {
+	step := func(name string, op func() error, want map[meta.Ino]string, nlink map[meta.Ino]int) {
 		t.Helper()
-		before := map[Ino]Attr{}
+		before := map[meta.Ino]Attr{}
 		for ino := range want {
 			before[ino] = attr(fs.GetAttr(ino))
 		}
@@ -60,40 +62,40 @@ func TestTimesByPOSIXRules(t *testing.T) {
 			}
 		}
 	}
-	step("create", func() error { _, err := fs.Create(d2.Ino, "h", ModeReg|0o644, 0, 0, 0, ""); return err },
-		map[Ino]string{d2.Ino: "mc", d1.Ino: ""}, nil)
-	step("mkdir", func() error { _, err := fs.Create(d2.Ino, "s", ModeDir|0o755, 0, 0, 0, ""); return err },
-		map[Ino]string{d2.Ino: "mc"}, map[Ino]int{d2.Ino: +1})
+	step("create", func() error { _, err := fs.Create(d2.Ino, "h", meta.ModeReg|0o644, 0, 0, 0, ""); return err },
+		map[meta.Ino]string{d2.Ino: "mc", d1.Ino: ""}, nil)
+	step("mkdir", func() error { _, err := fs.Create(d2.Ino, "s", meta.ModeDir|0o755, 0, 0, 0, ""); return err },
+		map[meta.Ino]string{d2.Ino: "mc"}, map[meta.Ino]int{d2.Ino: +1})
 	step("write", func() error { _, err := fs.Write(f.Ino, []byte("hello"), 0); return err },
-		map[Ino]string{f.Ino: "mc", d1.Ino: ""}, nil)
+		map[meta.Ino]string{f.Ino: "mc", d1.Ino: ""}, nil)
 	step("overwrite", func() error { _, err := fs.Write(f.Ino, []byte("HELLO"), 0); return err },
-		map[Ino]string{f.Ino: "mc"}, nil)
-	step("truncate", func() error { _, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: SetSize, Size: 2}); return err },
-		map[Ino]string{f.Ino: "mc", d1.Ino: ""}, nil)
-	step("chmod", func() error { _, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: SetMode, Mode: 0o600}); return err },
-		map[Ino]string{f.Ino: "c"}, nil)
+		map[meta.Ino]string{f.Ino: "mc"}, nil)
+	step("truncate", func() error { _, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetSize, Size: 2}); return err },
+		map[meta.Ino]string{f.Ino: "mc", d1.Ino: ""}, nil)
+	step("chmod", func() error { _, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetMode, Mode: 0o600}); return err },
+		map[meta.Ino]string{f.Ino: "c"}, nil)
 	step("chown", func() error {
-		_, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: SetUID | SetGID, UID: 5, GID: 6})
+		_, err := fs.SetAttr(f.Ino, SetAttrIn{Mask: meta.SetUID | meta.SetGID, UID: 5, GID: 6})
 		return err
 	},
-		map[Ino]string{f.Ino: "c"}, nil)
+		map[meta.Ino]string{f.Ino: "c"}, nil)
 	step("setxattr", func() error { return fs.SetXattr(f.Ino, "user.k", []byte("v"), 0) },
-		map[Ino]string{f.Ino: "c", d1.Ino: ""}, nil)
+		map[meta.Ino]string{f.Ino: "c", d1.Ino: ""}, nil)
 	step("removexattr", func() error { return fs.RemoveXattr(f.Ino, "user.k") },
-		map[Ino]string{f.Ino: "c"}, nil)
+		map[meta.Ino]string{f.Ino: "c"}, nil)
 	step("link", func() error { _, err := fs.Link(f.Ino, d2.Ino, "fl"); return err },
-		map[Ino]string{f.Ino: "c", d1.Ino: "", d2.Ino: "mc"}, map[Ino]int{f.Ino: +1})
+		map[meta.Ino]string{f.Ino: "c", d1.Ino: "", d2.Ino: "mc"}, map[meta.Ino]int{f.Ino: +1})
 	step("unlink", func() error { return fs.Unlink(d2.Ino, "fl") },
-		map[Ino]string{f.Ino: "c", d1.Ino: "", d2.Ino: "mc"}, map[Ino]int{f.Ino: -1})
+		map[meta.Ino]string{f.Ino: "c", d1.Ino: "", d2.Ino: "mc"}, map[meta.Ino]int{f.Ino: -1})
 	step("rename within a directory", func() error { return fs.Rename(d1.Ino, "f", d1.Ino, "f2", 0) },
-		map[Ino]string{f.Ino: "c", d1.Ino: "mc", d2.Ino: ""}, nil)
+		map[meta.Ino]string{f.Ino: "c", d1.Ino: "mc", d2.Ino: ""}, nil)
 	step("rename across directories", func() error { return fs.Rename(d1.Ino, "f2", d2.Ino, "f", 0) },
-		map[Ino]string{f.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, nil)
+		map[meta.Ino]string{f.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, nil)
 	step("rename over a file", func() error { return fs.Rename(d1.Ino, "g", d2.Ino, "h", 0) },
-		map[Ino]string{g.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, nil)
+		map[meta.Ino]string{g.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, nil)
 	s := attr(fs.Lookup(d2.Ino, "s"))
 	step("rename a directory across directories", func() error { return fs.Rename(d2.Ino, "s", d1.Ino, "s", 0) },
-		map[Ino]string{s.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, map[Ino]int{d1.Ino: +1, d2.Ino: -1})
+		map[meta.Ino]string{s.Ino: "c", d1.Ino: "mc", d2.Ino: "mc"}, map[meta.Ino]int{d1.Ino: +1, d2.Ino: -1})
 	step("rmdir", func() error { return fs.Rmdir(d1.Ino, "s") },
-		map[Ino]string{d1.Ino: "mc", d2.Ino: ""}, map[Ino]int{d1.Ino: -1})
+		map[meta.Ino]string{d1.Ino: "mc", d2.Ino: ""}, map[meta.Ino]int{d1.Ino: -1})
 }

@@ -3,6 +3,8 @@ package journal
 import (
 	"strings"
 	"syscall"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // Extended attributes as Linux filesystems keep them (xattr(7)).
@@ -54,7 +56,7 @@ func checkXattrName(name string) error {
 }
 
 // xattrListLen is the length of in's name list as listxattr returns it.
-func xattrListLen(in *Inode) int {
+func xattrListLen(in *meta.Inode) int {
 	n := 0
 	for name := range in.Xattrs {
 		n += len(name) + 1
@@ -65,7 +67,7 @@ func xattrListLen(in *Inode) int {
 // checkSetXattr refuses a setxattr before it is logged: a name outside the
 // namespaces, a value over XattrSizeMax, a new name the list has no room
 // for. The caller holds fs.mu.
-func (fs *FS) checkSetXattr(ino Ino, name string, value []byte) error {
+func (fs *FS) checkSetXattr(ino meta.Ino, name string, value []byte) error {
 	if err := checkXattrName(name); err != nil {
 		return err
 	}

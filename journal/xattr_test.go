@@ -5,6 +5,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // TestXattrNamespaces: names outside user., trusted. and security. are
@@ -13,7 +15,7 @@ import (
 func TestXattrNamespaces(t *testing.T) {
 	fs := mount(t, mkfs(t, 4<<20, 32<<10), Options{})
 	defer fs.Close()
-	f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	for name, want := range map[string]error{
 		"user.x": nil, "trusted.x": nil, "security.x": nil, "user.a.b": nil,
 		"bogusns.x": syscall.EOPNOTSUPP, "x": syscall.EOPNOTSUPP, "users.x": syscall.EOPNOTSUPP, "USER.x": syscall.EOPNOTSUPP,
@@ -49,7 +51,7 @@ func TestXattrNamespaces(t *testing.T) {
 func TestXattrListLimit(t *testing.T) {
 	fs := mount(t, mkfs(t, 16<<20, 256<<10), Options{})
 	defer fs.Close()
-	f := must[Attr](t)(fs.Create(RootIno, "f", ModeReg|0o644, 0, 0, 0, ""))
+	f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 	// 255-byte names take 256 bytes of the list: 256 of them fill it.
 	name := func(i int) string { return fmt.Sprintf("user.%03d%s", i, strings.Repeat("n", 255-8)) }
 	for i := range XattrListMax / 256 {
@@ -75,7 +77,7 @@ func TestXattrListLimit(t *testing.T) {
 	if fs.Stats().Transactions != before || list() != XattrListMax {
 		t.Errorf("the refused setxattr changed something")
 	}
-	check(t, fs.SetXattr(f.Ino, name(3), []byte("new value"), XattrReplace))
+	check(t, fs.SetXattr(f.Ino, name(3), []byte("new value"), meta.XattrReplace))
 	check(t, fs.RemoveXattr(f.Ino, name(0)))
 	check(t, fs.SetXattr(f.Ino, "user.x", nil, 0))
 	if n := list(); n != XattrListMax-256+7 {

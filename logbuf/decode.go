@@ -121,7 +121,7 @@ func DecodeRecord(rec []byte) (*Record, error) {
 // VerifyRecord parses the header of the record at the start of rec and
 // checks its CRC, changing nothing. It returns the header (nil if it does
 // not parse) and the CRC computed over the record's bytes; when that is not
-// the stored one the error is a *CRCError.
+// the stored one the error wraps a *CRCError and names the record's LSN.
 func VerifyRecord(rec []byte) (*Header, uint32, error) {
 	h, err := ParseHeader(rec)
 	if err != nil {
@@ -133,7 +133,7 @@ func VerifyRecord(rec []byte) (*Header, uint32, error) {
 	}
 	crc := ComputeCRC(rec[:n])
 	if crc != h.CRC {
-		return h, crc, &CRCError{Stored: h.CRC, Computed: crc}
+		return h, crc, fmt.Errorf("record %v: %w", h.LSN, &CRCError{Stored: h.CRC, Computed: crc})
 	}
 	return h, crc, nil
 }

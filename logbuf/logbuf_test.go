@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xlogfs/xlogfs/cksum"
@@ -28,7 +29,7 @@ func mustIclog(t testing.TB, size int) *Iclog {
 func u32be(b []byte, off int) uint32 { return binary.BigEndian.Uint32(b[off:]) }
 
 // TestHeaderFieldOffsets checks every field of xlog_rec_header and
-// xlog_rec_ext_header at the byte offsets of reference/xfs-log.md §1.3–1.4.
+// xlog_rec_ext_header at the byte offsets of the package documentation.
 func TestHeaderFieldOffsets(t *testing.T) {
 	ic := mustIclog(t, 64<<10) // two header blocks: record + one extension
 	region := make([]byte, 40000)
@@ -528,5 +529,24 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := DecodeRecord(buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCRCErrorNamesRecord checks that a CRC mismatch says which record, as
+// the other errors of VerifyRecord do, and still unwraps to a *CRCError with
+// both CRCs.
+func TestCRCErrorNamesRecord(t *testing.T) {
+	rec, _ := sealRecord(t, 32<<10, 1000, cksum.Batched, 5)
+	rec[BBSize+100] ^= 0x40 // a payload byte
+	h, crc, err := VerifyRecord(rec)
+	var ce *CRCError
+	if !errors.As(err, &ce) {
+		t.Fatalf("VerifyRecord of a damaged record: %v, want a *CRCError", err)
+	}
+	if ce.Stored != h.CRC || ce.Computed != crc || ce.Stored == ce.Computed {
+		t.Errorf("CRCError{Stored: %#08x, Computed: %#08x}, header says %#08x, computed %#08x", ce.Stored, ce.Computed, h.CRC, crc)
+	}
+	if want := "record " + MakeLSN(3, 64).String() + ": CRC mismatch"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start with %q", err, want)
 	}
 }

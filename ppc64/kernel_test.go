@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/xlogfs/xlogfs/cksum/crc32c"
 )
 
 var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
@@ -31,20 +33,6 @@ func TestTableLayout(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("offset of %s = %d, vpmsum_ppc64x.s says %d", c.name, c.got, c.want)
-		}
-	}
-}
-
-func TestScalar(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	buf := make([]byte, 300)
-	for i := range buf {
-		buf[i] = byte(r.Uint32())
-	}
-	for n := range len(buf) {
-		crc := r.Uint32()
-		if got, want := scalarUpdate(crc, buf[:n]), oracle(crc, buf[:n]); got != want {
-			t.Fatalf("len %d: got %#08x, want %#08x", n, got, want)
 		}
 	}
 }
@@ -133,10 +121,8 @@ func FuzzKernel(f *testing.F) {
 				t.Fatalf("%s: CopyUpdate len %d: got %#08x, want %#08x; copy equal: %v", k.Name, len(p), got, want, bytes.Equal(dst, p))
 			}
 		}
-		// The scalar path and the model are checked on every machine.
-		if got := scalarUpdate(crc, p); got != want {
-			t.Fatalf("scalar: len %d: got %#08x, want %#08x", len(p), got, want)
-		}
+		// The model is checked on every machine (crc32c's own tests check
+		// the scalar path, Slicing8Update).
 		if n := len(p) &^ 15; n > 0 {
 			if got, want := modelVpmsum(crc, p[:n], testTable), oracle(crc, p[:n]); got != want {
 				t.Fatalf("model: len %d: got %#08x, want %#08x", n, got, want)
@@ -151,7 +137,7 @@ var testTable = makeTable()
 // turns each VPMSUMD into a software loop. They mean something only on
 // real POWER hardware.
 func BenchmarkUpdate(b *testing.B) {
-	impls := []Kernel{{Name: "stdlib", Update: oracle}, {Name: "scalar", Update: scalarUpdate}}
+	impls := []crc32c.Kernel{{Name: "stdlib", Update: oracle}, {Name: "scalar", Update: crc32c.Slicing8Update}}
 	impls = append(impls, Kernels()...)
 	for _, n := range []int{64, 512, 4096, 32768, 262144} {
 		p := make([]byte, n+16)[16:] // 16-byte aligned on the Go heap

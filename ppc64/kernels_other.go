@@ -2,5 +2,7 @@
 
 package ppc64
 
+import "github.com/xlogfs/xlogfs/cksum/crc32c"
+
 // Kernels lists the kernels this CPU can run: none, off POWER.
-func Kernels() []Kernel { return nil }
+func Kernels() []crc32c.Kernel { return nil }

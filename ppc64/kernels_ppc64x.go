@@ -6,15 +6,17 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/xlogfs/xlogfs/cksum/crc32c"
 )
 
 // Kernels lists the kernels this CPU can run, fastest first: the vpmsum
 // kernel on POWER8 (ISA 2.07, which brought VPMSUMD) and later, else none.
-func Kernels() []Kernel {
+func Kernels() []crc32c.Kernel {
 	if !cpu.PPC64.IsPOWER8 {
 		return nil
 	}
-	return []Kernel{{
+	return []crc32c.Kernel{{
 		Name:       "vpmsum",
 		Desc:       "POWER8 VPMSUMD carry-less folding, 8 streams of 16 B",
 		Update:     update,
@@ -43,7 +45,7 @@ func update(crc uint32, p []byte) uint32 {
 		// before the call, but stacks are at least 2 KiB-aligned, so the
 		// data keeps its alignment mod 16.
 		if head := -uintptr(unsafe.Pointer(unsafe.SliceData(p))) & 15; head != 0 {
-			crc = scalarUpdate(crc, p[:head])
+			crc = crc32c.Slicing8Update(crc, p[:head])
 			p = p[head:]
 		}
 		n := len(p) &^ 15
@@ -53,7 +55,7 @@ func update(crc uint32, p []byte) uint32 {
 	if len(p) == 0 {
 		return crc
 	}
-	return scalarUpdate(crc, p)
+	return crc32c.Slicing8Update(crc, p)
 }
 
 // vpmsumCopy is vpmsum copying src into dst on the way (copy_ppc64x.s).
@@ -77,7 +79,7 @@ func copyUpdate(dst, src []byte, crc uint32) uint32 {
 		dst, src = dst[m:], src[m:]
 	}
 	copy(dst, src)
-	return scalarUpdate(crc, src)
+	return crc32c.Slicing8Update(crc, src)
 }
 
 // overlap reports whether a and b share any byte.

@@ -9,7 +9,8 @@
 //
 // The checksum work of the journal runs under the pprof labels
 // cksum_mode=<batched|xfs|sector|inline> and phase=checksum (LabelMode,
-// LabelPhase), which Analyze breaks the profile down by. Which functions
+// LabelPhase; package profiling/labels defines them for the journal and the
+// analyser alike), which Analyze breaks the profile down by. Which functions
 // count as checksum code is IsChecksumFunc's to say.
 //
 // Package profiling sits beside the filesystem, not in it: it must not

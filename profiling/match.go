@@ -3,10 +3,13 @@ package profiling
 import "strings"
 
 // checksumPackages are the import paths whose functions are checksum code:
-// the modes and counters (cksum), the architecture kernels (amd64, ppc64),
-// and Go's hash/crc32, which the stdlib implementation calls.
+// the modes and counters (cksum), the slicing-by-8 method the generic
+// implementation and ppc64's short inputs run (cksum/crc32c), the
+// architecture kernels (amd64, ppc64), and Go's hash/crc32, which the stdlib
+// implementation calls.
 var checksumPackages = []string{
 	"github.com/xlogfs/xlogfs/cksum",
+	"github.com/xlogfs/xlogfs/cksum/crc32c",
 	"github.com/xlogfs/xlogfs/amd64",
 	"github.com/xlogfs/xlogfs/ppc64",
 	"hash/crc32",
@@ -29,9 +32,9 @@ func ChecksumPackages() []string { return append([]string(nil), checksumPackages
 //	hash/crc32.castagnoliSSE42Triple                    Go's own kernels
 //
 // Matching the whole import path keeps out packages that merely start
-// alike (.../cksumtest), subpackages (.../cksum/internal), the external test
-// package (.../cksum_test), and generic code elsewhere instantiated with a
-// checksum type (pkg.F[github.com/xlogfs/xlogfs/cksum.Mode]).
+// alike (.../cksumtest), subpackages not listed (.../cksum/internal), the
+// external test package (.../cksum_test), and generic code elsewhere
+// instantiated with a checksum type (pkg.F[github.com/xlogfs/xlogfs/cksum.Mode]).
 func IsChecksumFunc(name string) bool {
 	for _, pkg := range checksumPackages {
 		if len(name) > len(pkg) && name[len(pkg)] == '.' && strings.HasPrefix(name, pkg) {

@@ -8,13 +8,16 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/xlogfs/xlogfs/profiling/labels"
 )
 
-// The pprof labels the journal's checksum work runs under.
+// The pprof labels the journal's checksum work runs under (package labels
+// defines them for both sides).
 const (
-	LabelMode     = "cksum_mode" // the checksum mode: batched, xfs, sector or inline
-	LabelPhase    = "phase"      // what the labelled code is doing
-	PhaseChecksum = "checksum"   // LabelPhase's value while checksumming
+	LabelMode     = labels.Mode          // the checksum mode: batched, xfs, sector or inline
+	LabelPhase    = labels.Phase         // what the labelled code is doing
+	PhaseChecksum = labels.PhaseChecksum // LabelPhase's value while checksumming
 )
 
 // Share is how much of the CPU time in one or more CPU profiles went to

@@ -155,7 +155,7 @@ func TestLogprintAllAfterCleanUnmount(t *testing.T) {
 // statsInterval is a line of "xlogfs stats --json --interval".
 type statsInterval struct {
 	Seconds        float64            `json:"seconds"`
-	ForcesPerS     float64            `json:"log_forces_per_s"`
+	SyncsPerS      float64            `json:"log_syncs_per_s"`
 	RecordsPerS    float64            `json:"log_records_per_s"`
 	BytesPerS      float64            `json:"log_bytes_per_s"`
 	FsyncsPerS     float64            `json:"fsyncs_per_s"`
@@ -272,7 +272,7 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		for _, c := range []struct {
 			name string
 			rate float64
-		}{{"log_forces", r.ForcesPerS}, {"log_records", r.RecordsPerS}, {"log_bytes", r.BytesPerS}, {"fsyncs", r.FsyncsPerS}, {"cksum_ns", r.CksumNsPerS}} {
+		}{{"log_syncs", r.SyncsPerS}, {"log_records", r.RecordsPerS}, {"log_bytes", r.BytesPerS}, {"fsyncs", r.FsyncsPerS}, {"cksum_ns", r.CksumNsPerS}} {
 			if !near(c.rate*r.Seconds, r.Delta[c.name]) {
 				t.Errorf("interval %d: %s %v/s × %v s = %v, but it grew by %v", i, c.name, c.rate, r.Seconds, c.rate*r.Seconds, r.Delta[c.name])
 			}
@@ -285,8 +285,8 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		}
 		// (A force and the sync it waited for can fall on either side of
 		// an interval's end, so an interval's ratio may dip below 1.)
-		if !near(r.FsyncsPerForce, r.Delta["force_waits"]/r.Delta["force_syncs"]) || r.FsyncsPerForce <= 0 {
-			t.Errorf("interval %d: %v fsyncs per force; force_waits grew %v, force_syncs %v", i, r.FsyncsPerForce, r.Delta["force_waits"], r.Delta["force_syncs"])
+		if !near(r.FsyncsPerForce, r.Delta["log_forces"]/r.Delta["force_syncs"]) || r.FsyncsPerForce <= 0 {
+			t.Errorf("interval %d: %v fsyncs per force; log_forces grew %v, force_syncs %v", i, r.FsyncsPerForce, r.Delta["log_forces"], r.Delta["force_syncs"])
 		}
 	}
 	for name, d := range iv[1].Delta {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -152,8 +153,8 @@ func runCksumBench(args []string) error {
 	for ii, im := range impls {
 		r := cksumImplResult{Name: im.Name, Desc: im.Desc}
 		for si, n := range sizes {
-			g := median(samples[key{ii, si}])
-			r.Sizes = append(r.Sizes, cksumSizeResult{Bytes: n, GBps: g / 1e9, RatioStdlib: g / median(samples[key{stdlibIdx, si}])})
+			g := benchstat.MedianValue(samples[key{ii, si}])
+			r.Sizes = append(r.Sizes, cksumSizeResult{Bytes: n, GBps: g / 1e9, RatioStdlib: g / benchstat.MedianValue(samples[key{stdlibIdx, si}])})
 		}
 		res.Impls = append(res.Impls, r)
 	}
@@ -225,11 +226,11 @@ func sweepModes(impls []cksum.Impl, modes []cksum.Mode, records []int, rounds in
 		for ri, n := range records {
 			for mi, m := range modes {
 				c := cell{ii, ri, mi}
-				ns := median(samples[c])
+				ns := benchstat.MedianValue(samples[c])
 				r := cksumSweepResult{Impl: im.Name, RecordBytes: n, HeaderBlocks: hdr(n) / cksum.BlockSize, Mode: m.String(),
 					CallsPerRecord: calls[c], NsPerRecord: ns}
 				if batched >= 0 {
-					r.RatioBatched = ns / median(samples[cell{ii, ri, batched}])
+					r.RatioBatched = ns / benchstat.MedianValue(samples[cell{ii, ri, batched}])
 				}
 				out = append(out, r)
 			}
@@ -284,15 +285,6 @@ func throughput(d time.Duration, n int, f func()) float64 {
 			iters = int(float64(iters)*float64(d)/float64(el)) + 1
 		}
 	}
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 func printCksumBench(w io.Writer, r cksumBenchResult) {

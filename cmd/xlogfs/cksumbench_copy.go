@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
 
 // The CopyUpdate section of cksum-bench: each implementation's one-pass
@@ -58,7 +59,7 @@ func measureCopyUpdate(impls []cksum.Impl, sizes []int64, total time.Duration, r
 	for ii, im := range impls {
 		r := cksumCopyResult{Name: im.Name}
 		for si, n := range sizes {
-			c, t, o := median(copies[si]), median(two[key{ii, si}]), median(one[key{ii, si}])
+			c, t, o := benchstat.MedianValue(copies[si]), benchstat.MedianValue(two[key{ii, si}]), benchstat.MedianValue(one[key{ii, si}])
 			r.Sizes = append(r.Sizes, cksumCopySize{Bytes: n, CopyGBps: c / 1e9, TwoPass: t / 1e9, OnePass: o / 1e9, VsCopy: o / c, VsCopyThen: o / t})
 		}
 		out = append(out, r)

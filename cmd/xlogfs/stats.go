@@ -25,7 +25,8 @@ func init() {
 
 const statsAbout = `
 Prints the counters of the xlogfs mounted at MOUNTPOINT, read from its
-hidden, read-only .stats file: log forces, records and their header and
+hidden, read-only .stats file: log forces and log syncs (fdatasyncs),
+records and their header and
 payload bytes, crc32c calls and bytes checksummed, time in checksum, fsyncs
 per log force, the daemon's CPU time, and more, a "name value" line each.
 The first, "state", is the journal's: ok; "degraded: checkpoint failed: ..."
@@ -38,7 +39,7 @@ middle of its log-linear bucket (at most 12.5 % wide); --histogram prints
 their buckets too.
 
 With --interval D it prints a line every D, as iostat does, of what
-happened in that interval: log forces, records and fsyncs per second, MB/s
+happened in that interval: log syncs, records and fsyncs per second, MB/s
 logged, fsyncs served per log force (group commit), the checksum's CPU time
 per second and its share of the daemon's CPU time, and the interval's fsync
 p99; --count N stops after N lines (default: until interrupted).
@@ -197,7 +198,7 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 type intervalRates struct {
 	Time           time.Time                      `json:"time"`
 	Seconds        float64                        `json:"seconds"`
-	ForcesPerS     float64                        `json:"log_forces_per_s"`
+	SyncsPerS      float64                        `json:"log_syncs_per_s"`
 	RecordsPerS    float64                        `json:"log_records_per_s"`
 	BytesPerS      float64                        `json:"log_bytes_per_s"`
 	FsyncsPerS     float64                        `json:"fsyncs_per_s"`
@@ -210,8 +211,8 @@ type intervalRates struct {
 }
 
 // intervalCounters are the counters an interval's rates come from.
-var intervalCounters = []string{"log_forces", "log_records", "log_bytes", "log_header_bytes", "log_payload_bytes",
-	"fsyncs", "force_waits", "force_syncs", "transactions", "cksum_ns", "cksum_bytes", "cksum_calls", "process_cpu_ns"}
+var intervalCounters = []string{"log_syncs", "log_records", "log_bytes", "log_header_bytes", "log_payload_bytes",
+	"fsyncs", "log_forces", "force_syncs", "transactions", "cksum_ns", "cksum_bytes", "cksum_calls", "process_cpu_ns"}
 
 func rates(prev, cur mountStats) intervalRates {
 	r := intervalRates{Time: cur.at, Seconds: cur.at.Sub(prev.at).Seconds(), Delta: map[string]float64{}, Totals: map[string]float64{},
@@ -229,10 +230,10 @@ func rates(prev, cur mountStats) intervalRates {
 		}
 		return r.Delta[name] / r.Seconds
 	}
-	r.ForcesPerS, r.RecordsPerS, r.BytesPerS = per("log_forces"), per("log_records"), per("log_bytes")
+	r.SyncsPerS, r.RecordsPerS, r.BytesPerS = per("log_syncs"), per("log_records"), per("log_bytes")
 	r.FsyncsPerS, r.CksumNsPerS = per("fsyncs"), per("cksum_ns")
 	if d := r.Delta["force_syncs"]; d > 0 {
-		r.FsyncsPerForce = r.Delta["force_waits"] / d
+		r.FsyncsPerForce = r.Delta["log_forces"] / d
 	}
 	if d := r.Delta["process_cpu_ns"]; d > 0 {
 		r.CksumCPUShare = r.Delta["cksum_ns"] / d
@@ -273,7 +274,7 @@ func statsIntervals(w io.Writer, mnt string, prev mountStats, interval time.Dura
 		if (n-1)%20 == 0 {
 			fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %12s %7s %9s\n", "time", "forces/s", "records/s", "MB/s", "fsyncs/s", "fsync/fc", "cksum ns/s", "cksum%", "fsync p99")
 		}
-		fmt.Fprintf(w, "%-8s %9.0f %9.0f %9.2f %9.0f %8.2f %12.0f %7.3f %7.0fµs\n", cur.at.Format("15:04:05"), r.ForcesPerS, r.RecordsPerS,
+		fmt.Fprintf(w, "%-8s %9.0f %9.0f %9.2f %9.0f %8.2f %12.0f %7.3f %7.0fµs\n", cur.at.Format("15:04:05"), r.SyncsPerS, r.RecordsPerS,
 			r.BytesPerS/1e6, r.FsyncsPerS, r.FsyncsPerForce, r.CksumNsPerS, 100*r.CksumCPUShare, r.Histograms[journal.HistFsync].P99)
 	}
 	return nil

@@ -61,7 +61,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "checkpoint-crc-ignored",
 		Bug:    "a checkpoint file whose CRC does not match is loaded anyway",
-		Edits:  []Edit{{"journal/checkpoint.go", "computed != stored {", "computed != stored && stored == 0 {"}},
+		Edits:  []Edit{{"journal/store/checkpoint.go", "computed != stored {", "computed != stored && stored == 0 {"}},
 		Checks: []Check{powerLoss},
 	},
 
@@ -69,43 +69,43 @@ var Mutants = []Mutant{
 	{
 		Name:   "inflight-x8",
 		Bug:    "the torn-write allowance is 8 × logbufs records: durable records cut as torn",
-		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return 8 * ck.LogBufs }"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "int { return w.LogBufs }", "int { return 8 * w.LogBufs }"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestFortyFsyncedFiles"}}},
 	},
 	{
 		Name:   "inflight-minus-1",
 		Bug:    "the torn-write allowance is logbufs−1 records: a real torn tail refused as corruption",
-		Edits:  []Edit{{"journal/recover.go", "int { return ck.LogBufs }", "int { return ck.LogBufs - 1 }"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "int { return w.LogBufs }", "int { return w.LogBufs - 1 }"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance", "TestTornWriteAtEveryBoundary"}}},
 	},
 	{
 		Name:   "inflight-undercount",
 		Bug:    "recovery counts one record fewer in flight than it found",
-		Edits:  []Edit{{"journal/recover.go", "\tn := 1\n\tnext := s.head", "\tn := 0\n\tnext := s.head"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "\tn := 1\n\tnext := s.Head", "\tn := 0\n\tnext := s.Head"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInFlightAllowance"}}},
 	},
 	{
 		Name:   "watermark-zero",
 		Bug:    "records carry no durable watermark: a lost block in a durable record is cut as torn",
-		Edits:  []Edit{{"journal/xlog.go", "Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)", "Seal(ic.at.lsn(), ic.tail, 0, ic.prevBlock, x.sum)"}},
+		Edits:  []Edit{{"journal/xlog/xlog.go", "Seal(ic.at.LSN(), ic.tail, durable, ic.prevBlock, x.Sum)", "Seal(ic.at.LSN(), ic.tail, 0, ic.prevBlock, x.Sum)"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestWatermarkProvesDurable"}}},
 	},
 	{
 		Name:   "watermark-ahead",
 		Bug:    "a record's durable watermark names the record itself: a torn tail with a record after it is refused",
-		Edits:  []Edit{{"journal/xlog.go", "Seal(ic.at.lsn(), ic.tail, durable, ic.prevBlock, x.sum)", "Seal(ic.at.lsn(), ic.tail, ic.at.lsn(), ic.prevBlock, x.sum)"}},
+		Edits:  []Edit{{"journal/xlog/xlog.go", "Seal(ic.at.LSN(), ic.tail, durable, ic.prevBlock, x.Sum)", "Seal(ic.at.LSN(), ic.tail, ic.at.LSN(), ic.prevBlock, x.Sum)"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTornWriteAtEveryBoundary", "TestInFlightAllowance"}}, crashTest},
 	},
 	{
 		Name:   "restamp-ignored",
 		Bug:    "a record whose CRC verifies once its cycle words are restored is treated as torn",
-		Edits:  []Edit{{"journal/recover.go", "\t\tif rr, ok := restamped(img, p); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "\t\tif rr, ok := restamped(img, p); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}},
 	},
 	{
 		Name:   "stale-blocks-kept",
 		Bug:    "a mount after a crash does not clear the blocks past the head before writing",
-		Edits:  []Edit{{"journal/fs.go", "\tif !scan.clean && !opts.NoRecovery {\n", "\tif false && !opts.NoRecovery {\n"}},
+		Edits:  []Edit{{"journal/fs.go", "\tif !scan.Clean && !opts.NoRecovery {\n", "\tif false && !opts.NoRecovery {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCutThenTearAgain"}}},
 	},
 
@@ -125,7 +125,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "log-sync-dropped",
 		Bug:    "a log force returns without the log file's fdatasync",
-		Edits:  []Edit{{"journal/device.go", "func (d *fileDevice) Sync() error { return d.f.Datasync() }", "func (d *fileDevice) Sync() error { return nil }"}},
+		Edits:  []Edit{{"journal/xlog/device.go", "func (d *fileDevice) Sync() error { return d.f.Datasync() }", "func (d *fileDevice) Sync() error { return nil }"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -138,7 +138,7 @@ var Mutants = []Mutant{
 	{
 		Name: "checkpoint-unsynced",
 		Bug:  "a checkpoint is renamed into place before its bytes are durable (no fsync of checkpoint.tmp)",
-		Edits: []Edit{{"journal/checkpoint.go", "\tif err := writeFileSync(st, tmp, c.encode()); err != nil {\n",
+		Edits: []Edit{{"journal/store/checkpoint.go", "\tif err := writeFileSync(st, tmp, c.encode()); err != nil {\n",
 			"\tif err := func() error {\n\t\tf, err := st.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n" +
 				"\t\t_, err = f.WriteAt(c.encode(), 0)\n\t\tf.Close()\n\t\treturn err\n\t}(); err != nil {\n"}},
 		Checks: []Check{powerLoss},
@@ -146,13 +146,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "checkpoint-dir-unsynced",
 		Bug:    "the log tail moves before the checkpoint's rename is durable (no fsync of the store directory)",
-		Edits:  []Edit{{"journal/checkpoint.go", "\tif err := st.SyncDir(dir); err != nil {\n", "\tif err := error(nil); err != nil {\n"}},
+		Edits:  []Edit{{"journal/store/checkpoint.go", "\tif err := st.SyncDir(dir); err != nil {\n", "\tif err := error(nil); err != nil {\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name:   "cut-before-log",
 		Bug:    "a shrinking truncate cuts the data file before its log record is durable",
-		Edits:  []Edit{{"journal/fsops.go", "\t\t\terr = fs.x.force(lsn)\n", "\t\t\t_ = lsn\n"}},
+		Edits:  []Edit{{"journal/fsops.go", "\t\t\terr = fs.x.Force(lsn)\n", "\t\t\t_ = lsn\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -164,15 +164,15 @@ var Mutants = []Mutant{
 	{
 		Name:   "fdatasync-skips-size",
 		Bug:    "fdatasync does not force the log for a write that changed the file's size",
-		Edits:  []Edit{{"journal/fs.go", "if op.Type == OpCreate || in != nil && in.Size != oldSize || op.Data != nil", "if op.Type == OpCreate || in != nil && oldSize < -1 || op.Data != nil"}},
+		Edits:  []Edit{{"journal/fs.go", "if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil", "if op.Type == meta.OpCreate || in != nil && oldSize < -1 || op.Data != nil"}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name: "model-before-log",
 		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
 		Edits: []Edit{{"journal/fs.go",
-			"\tlsn, err := fs.x.commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
-			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
+			"\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
+			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
 	},
 
@@ -180,13 +180,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "rename-times",
 		Bug:    "a rename leaves the parent directories' mtime and ctime alone",
-		Edits:  []Edit{{"journal/model.go", "\tsin.Ctime = now\n\tod.Mtime, od.Ctime, nd.Mtime, nd.Ctime = now, now, now, now\n", "\tsin.Ctime = now\n"}},
+		Edits:  []Edit{{"journal/meta/model.go", "\tsin.Ctime = now\n\tod.Mtime, od.Ctime, nd.Mtime, nd.Ctime = now, now, now, now\n", "\tsin.Ctime = now\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTimesByPOSIXRules"}}, {Pkg: "./tests", Tests: []string{"TestMetadataOracles"}, Timeout: "10m"}},
 	},
 	{
 		Name:   "write-mtime",
 		Bug:    "a write leaves the file's mtime alone",
-		Edits:  []Edit{{"journal/model.go", "if op.Type == OpWrite || op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {", "if op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {"}},
+		Edits:  []Edit{{"journal/meta/model.go", "if op.Type == OpWrite || op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {", "if op.Mode&(FallocPunchHole|FallocZeroRange) != 0 {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestTimesByPOSIXRules"}}, {Pkg: "./tests", Tests: []string{"TestMetadataOracles"}, Timeout: "10m"}},
 	},
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
 
 // ScanPage is the page size of the read-path scan: PostgreSQL's.
@@ -155,14 +157,14 @@ func Scan(cfg ScanConfig, algos []*Algo, seed uint64) (ScanResult, error) {
 	if len(baseTimes) == 0 {
 		return res, fmt.Errorf("scan file %s: no full %d-byte stretch timed", name, res.StretchBytes)
 	}
-	res.BaselineGBps = float64(res.StretchBytes) / median(baseTimes) / 1e9
+	res.BaselineGBps = float64(res.StretchBytes) / benchstat.MedianValue(baseTimes) / 1e9
 	for ai, a := range algos {
 		if len(ratios[ai]) == 0 {
 			continue
 		}
 		res.Algos[a.Name] = ScanAlgo{
-			Slowdown: median(ratios[ai]), SlowdownQ1: quantile(ratios[ai], 0.25), SlowdownQ3: quantile(ratios[ai], 0.75),
-			GBps: float64(res.StretchBytes) / median(times[ai]) / 1e9,
+			Slowdown: benchstat.MedianValue(ratios[ai]), SlowdownQ1: quantile(ratios[ai], 0.25), SlowdownQ3: quantile(ratios[ai], 0.75),
+			GBps: float64(res.StretchBytes) / benchstat.MedianValue(times[ai]) / 1e9,
 		}
 	}
 	return res, nil

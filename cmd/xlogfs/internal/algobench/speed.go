@@ -2,8 +2,9 @@ package algobench
 
 import (
 	"math/rand/v2"
-	"slices"
 	"time"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
 
 // SpeedCell is one algorithm's throughput at one size.
@@ -66,8 +67,8 @@ func Speed(cfg SpeedConfig, algos []*Algo, seed uint64) map[string][]SpeedCell {
 			if iters[ai][si] == 0 {
 				c.NA = true
 			} else {
-				c.GBps = median(samples[ai][si]) / 1e9
-				if ref := median(samples[0][si]); ref > 0 {
+				c.GBps = benchstat.MedianValue(samples[ai][si]) / 1e9
+				if ref := benchstat.MedianValue(samples[0][si]); ref > 0 {
 					c.Ratio = c.GBps * 1e9 / ref
 				}
 			}
@@ -107,16 +108,4 @@ func timeIters(a *Algo, b []byte, n int) float64 {
 		sink ^= a.Sum(b)
 	}
 	return float64(len(b)) * float64(n) / time.Since(start).Seconds()
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

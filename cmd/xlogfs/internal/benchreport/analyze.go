@@ -316,12 +316,8 @@ func (res *Results) row(t Target) Row {
 	return row
 }
 
-func plainMedian(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return benchstat.Median(xs).Center
-}
+// plainMedian is the bench's one median, without its interval.
+func plainMedian(xs []float64) float64 { return benchstat.MedianValue(xs) }
 
 // Comparison finds the comparison of target with the reference on metric.
 func (res *Results) Comparison(metric, target string) (Comparison, bool) {

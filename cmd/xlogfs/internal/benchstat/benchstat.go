@@ -14,6 +14,10 @@
 // n = 15), and for even n it may leave one more out at the top than at the
 // bottom.
 //
+// The median is the one definition every part of the bench uses (Median
+// with its interval, MedianValue without): the middle value for odd n, the
+// mean of the two middle values for even n, over the finite values.
+//
 // Rounds are paired: every target runs once in each round, so a round's
 // ratio target ÷ reference cancels what drifted between rounds (the
 // machine's load, its clock, the page cache) and the interval is that of
@@ -42,8 +46,9 @@ type Interval struct {
 	Confidence float64 `json:"confidence"` // the interval's actual level, at least Confidence
 }
 
-// Median summarizes xs (NaNs dropped) by its median and the median's
-// confidence interval at Confidence.
+// Median summarizes xs (NaNs and infinities dropped) by its median and the
+// median's confidence interval at Confidence. For an even number of values
+// the median is the mean of the two middle ones.
 func Median(xs []float64) Interval {
 	vals := finite(xs)
 	if len(vals) == 0 {
@@ -51,6 +56,23 @@ func Median(xs []float64) Interval {
 	}
 	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(vals, &benchmath.DefaultThresholds), Confidence)
 	return Interval{Center: s.Center, Lo: s.Lo, Hi: s.Hi, N: len(vals), Confidence: s.Confidence}
+}
+
+// MedianValue is the median of xs without its interval, the same value as
+// Median(xs).Center: over the finite values of xs (NaNs and infinities
+// dropped), the middle one for an odd count, the mean of the two middle
+// ones for an even count. With no finite value it is 0 (not NaN, which
+// JSON cannot hold), for the tables and results that print it.
+func MedianValue(xs []float64) float64 {
+	s := finite(xs) // sorted
+	n := len(s)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Finite says whether the interval is bounded on both sides.

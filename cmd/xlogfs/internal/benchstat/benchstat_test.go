@@ -3,6 +3,7 @@ package benchstat
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -155,5 +156,44 @@ func TestUnpaired(t *testing.T) {
 	}
 	if _, p := Unpaired(a, a); p < 0.5 {
 		t.Errorf("a sample against itself: p %v", p)
+	}
+}
+
+// TestMedianValue pins the one median of the bench: the middle value for
+// odd n, the mean of the two middle ones for even n (not the upper or lower
+// middle), non-finite values dropped, 0 for none; and that it is the centre
+// Median reports with its interval, on samples of every size up to 40.
+func TestMedianValue(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{math.NaN(), math.Inf(1)}, 0},
+		{[]float64{7}, 7},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{10, 0}, 5},
+		{[]float64{1, 1, 2, 100}, 1.5},
+		{[]float64{5, math.NaN(), 1, math.Inf(-1), 3}, 3},
+	} {
+		if got := MedianValue(c.xs); got != c.want {
+			t.Errorf("MedianValue(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	in := []float64{3, 1, 2, 4}
+	MedianValue(in)
+	if in[0] != 3 || in[3] != 4 {
+		t.Errorf("MedianValue sorted its argument: %v", in)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 40; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(r.IntN(20)) // ties too
+		}
+		if got, want := MedianValue(xs), Median(xs).Center; got != want {
+			t.Errorf("n=%d %v: MedianValue = %v, Median().Center = %v", n, xs, got, want)
+		}
 	}
 }

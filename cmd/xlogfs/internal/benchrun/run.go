@@ -1,0 +1,207 @@
+package benchrun
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchwork"
+	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/profiling"
+)
+
+// Bencher runs the rounds.
+type Bencher struct {
+	Cfg      benchreport.Config
+	Res      *benchreport.Results
+	Progress bool
+	storeDir string // where stores go: a tmpfs for --device ram, else OUT/work
+	ReadyEnv string // the variable naming the fd a daemonized mount reports readiness on
+}
+
+func (b *Bencher) Run(targets []benchreport.Target) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := make(chan struct{})
+	go func() {
+		if _, ok := <-sigs; ok {
+			close(interrupted)
+		}
+	}()
+	b.storeDir = filepath.Join(b.Cfg.Out, "work")
+	if b.Cfg.Device == "ram" {
+		dir, cleanup, how, err := ramStore(b.Cfg.Out)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		b.storeDir = dir
+		fmt.Fprintf(os.Stderr, "stores on %s\n", how)
+	}
+	defer os.RemoveAll(filepath.Join(b.Cfg.Out, "work"))
+	total := len(targets) * b.Cfg.Rounds
+	n := 0
+	for round := 1; round <= b.Cfg.Rounds; round++ {
+		for pos, ti := range RoundOrder(b.Cfg.Seed, round, len(targets)) {
+			t := targets[ti]
+			n++
+			select {
+			case <-interrupted:
+				return errors.New("interrupted")
+			default:
+			}
+			label := fmt.Sprintf("[%d/%d] round %d/%d %s", n, total, round, b.Cfg.Rounds, t.Name)
+			r, err := b.runOne(t, round, label, interrupted)
+			if err != nil {
+				return fmt.Errorf("%s round %d: %w", t.Name, round, err)
+			}
+			r.Order = pos + 1
+			b.Res.Runs = append(b.Res.Runs, r)
+		}
+	}
+	return nil
+}
+
+// slug is a target's name as a file name part: sector/avx512 → sector-avx512.
+func slug(name string) string { return strings.ReplaceAll(name, "/", "-") }
+
+// runOne mounts the target, drives the workload, reads the counters before
+// and after, unmounts, and measures.
+func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrupted <-chan struct{}) (benchreport.Run, error) {
+	r := benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}}
+	id := fmt.Sprintf("%s-%d", slug(t.Name), round)
+	work := filepath.Join(b.Cfg.Out, "work", id)
+	store := filepath.Join(b.storeDir, id, "store")
+	os.RemoveAll(work)
+	os.RemoveAll(filepath.Dir(store))
+	defer os.RemoveAll(work)
+	defer os.RemoveAll(filepath.Dir(store))
+	mnt := filepath.Join(work, "mnt")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return r, err
+	}
+	dir := mnt
+	var m *mounted
+	if t.Kind != "native" {
+		r.Profile = fmt.Sprintf("cpu-%s.pprof", id)
+		var err error
+		m, err = b.mount(t, store, mnt, filepath.Join(b.Cfg.Out, r.Profile), filepath.Join(b.Cfg.Out, fmt.Sprintf("mount-%s.log", id)))
+		if err != nil {
+			return r, err
+		}
+		defer m.kill()
+	} else {
+		dir = store
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return r, err
+		}
+	}
+	var before *journal.StatsFile
+	if t.Kind == "xlogfs" {
+		var err error
+		if before, err = readStats(mnt); err != nil {
+			return r, err
+		}
+	}
+	// The device's flushes (all of its users'), for a store on disk.
+	flushesBefore, flushesOK := deviceFlushes(store)
+
+	bar := benchwork.NewProgress(label+" "+b.Cfg.Workload, b.Cfg.Duration, b.Progress)
+	w, err := benchwork.Run(b.Cfg, dir, t, bar, interrupted)
+	bar.Done()
+	if err != nil {
+		return r, err
+	}
+	r.Seconds, r.Bytes, r.Ops, r.Extra = w.Seconds, w.Bytes, w.Ops, w.Extra
+	for _, wn := range w.Warnings {
+		b.warn(t, round, wn)
+	}
+	r.Values["throughput"] = float64(w.Bytes) / w.Seconds / 1e6
+	if tps, ok := w.Extra["tps"]; ok {
+		r.Values["throughput"] = tps
+	}
+	if p95, ok := w.Extra["p95_ms"]; ok {
+		r.Values["p95_ms"] = p95
+	}
+	if us, ok := w.Extra["pwrite_mean_us"]; ok {
+		r.Values["pwrite_us"] = us
+	}
+	if len(w.FsyncLatencies) > 0 {
+		r.Values["fsync_p50"], r.Values["fsync_p99"] = benchwork.Percentile(w.FsyncLatencies, 50), benchwork.Percentile(w.FsyncLatencies, 99)
+		r.FsyncSource = "client"
+	}
+	flushes := math.NaN()
+	if after, ok := deviceFlushes(store); ok && flushesOK && b.Cfg.Device == "disk" {
+		flushes = after - flushesBefore
+	}
+	if m == nil {
+		return r, nil
+	}
+	if t.Kind == "xlogfs" {
+		after, err := readStats(mnt)
+		if err != nil {
+			return r, err
+		}
+		st := statsNumbers(after)
+		r.Stats = st
+		r.Histograms = map[string][]journal.Bucket{}
+		for _, h := range after.Hists {
+			r.Histograms[h.Name] = h.Buckets
+		}
+		r.Requests = requestValues(r.Values, before.Numbers(), st, float64(r.Ops), flushes)
+		if fsyncs := after.Hist(journal.HistFsync).Sub(before.Hist(journal.HistFsync)); r.FsyncSource == "" && fsyncs.Count() > 0 {
+			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = fsyncs.Percentile(50), fsyncs.Percentile(99), "filesystem"
+		}
+		journalValues(r.Values, before, after)
+		if st["flush_overruns"] > 0 {
+			b.warn(t, round, fmt.Sprintf("%.0f of %.0f flushes took longer than --flush-latency %v by themselves", st["flush_overruns"], st["flushes_emulated"], b.Cfg.FlushLatency))
+		}
+	}
+	cpu, err := m.unmount()
+	if err != nil {
+		return r, err
+	}
+	r.DaemonCPU = cpu
+	if t.Kind == "loopback" {
+		// Its requests, counted over the mount's life (the mount
+		// itself adds a handful).
+		if f, err := readStatsFile(loopbackStats(mnt)); err == nil {
+			st := statsNumbers(f)
+			r.Stats = st
+			r.Requests = requestValues(r.Values, nil, st, float64(r.Ops), flushes)
+		} else {
+			b.warn(t, round, fmt.Sprintf("loopback request counts: %v", err))
+		}
+	}
+	share, err := profiling.AnalyzeFiles(filepath.Join(b.Cfg.Out, r.Profile))
+	if err != nil {
+		b.warn(t, round, fmt.Sprintf("profile: %v", err))
+	} else {
+		r.ProfileSamples, r.ProfileCPUSeconds, r.ProfileCksumSeconds = share.Samples, share.CPUSeconds, share.ChecksumSeconds
+		if share.CPUSeconds > 0 {
+			// Every sample of a Go CPU profile weighs one period.
+			r.ProfileCksumSamples = int64(math.Round(float64(share.Samples) * share.ChecksumSeconds / share.CPUSeconds))
+		}
+		if t.Kind == "xlogfs" {
+			r.Values["cksum_cpu_profile"] = share.ChecksumShare
+		}
+	}
+	if t.Kind == "xlogfs" {
+		if out, err := exec.Command(selfExe(), "check", store).CombinedOutput(); err != nil {
+			return r, fmt.Errorf("xlogfs check after the run failed:\n%s", out)
+		}
+	}
+	return r, nil
+}
+
+func (b *Bencher) warn(t benchreport.Target, round int, msg string) {
+	b.Res.Warnings = append(b.Res.Warnings, fmt.Sprintf("%s round %d: %s", t.Name, round, msg))
+}

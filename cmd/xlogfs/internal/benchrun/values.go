@@ -1,0 +1,127 @@
+package benchrun
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xlogfs/xlogfs/fusefs"
+	"github.com/xlogfs/xlogfs/journal"
+	"golang.org/x/sys/unix"
+)
+
+// journalValues derives the journal's metrics of a run from its .stats
+// before and after the workload: totals and histograms as differences
+// over the workload.
+func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFile) {
+	before, after := beforeFile.Numbers(), afterFile.Numbers()
+	d := func(k string) float64 { return after[k] - before[k] }
+	if cpu := d("process_cpu_ns"); cpu > 0 {
+		v["cksum_cpu"] = d("cksum_ns") / cpu
+		if _, ok := after["copy_cksum_ns"]; ok {
+			v["copy_cksum_cpu"] = d("copy_cksum_ns") / cpu
+		}
+	}
+	if kib := d("cksum_bytes") / 1024; kib > 0 {
+		v["cksum_ns_per_kib"] = d("cksum_ns") / kib
+	}
+	if rec := afterFile.Hist(journal.HistCksumRecord).Sub(beforeFile.Hist(journal.HistCksumRecord)); rec.Count() > 0 {
+		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = rec.Percentile(50), rec.Percentile(99)
+	}
+	if f := d("force_ns"); f > 0 {
+		v["force_cksum_share"] = d("force_cksum_ns") / f
+	}
+	if n := d("forces_timed"); n > 0 {
+		v["cksum_force_ns"] = d("force_cksum_cpu_ns") / n
+	}
+}
+
+// requestValues derives a run's round-trip and flush metrics from its
+// counters before and after the workload (before nil: counted from zero):
+// FUSE requests per workload operation, the filesystem's syncs per fsync
+// (the journal's own count; the loopback makes one fsync(2) per FSYNC or
+// FSYNCDIR request), and the device's flushes per fsync (NaN: not
+// counted). It returns the requests per operation by opcode.
+func requestValues(v, before, after map[string]float64, ops, devFlushes float64) map[string]float64 {
+	d := func(k string) float64 { return after[k] - before[k] }
+	var byOp map[string]float64
+	if ops > 0 && after["fuse_requests"] > 0 {
+		v["requests_per_op"] = d("fuse_requests") / ops
+		byOp = map[string]float64{}
+		for k := range after {
+			if op, ok := strings.CutPrefix(k, "fuse_"); ok && op != "requests" && d(k) > 0 {
+				byOp[op] = d(k) / ops
+			}
+		}
+	}
+	fsyncs := d("fsyncs")
+	syncs := d("syncs")
+	if _, journal := after["syncs"]; !journal {
+		fsyncs = d("fuse_FSYNC") + d("fuse_FSYNCDIR")
+		syncs = fsyncs
+	}
+	if fsyncs > 0 {
+		v["syncs_per_fsync"] = syncs / fsyncs
+		if !math.IsNaN(devFlushes) {
+			v["dev_flushes_per_fsync"] = devFlushes / fsyncs
+		}
+	}
+	return byOp
+}
+
+// deviceFlushes reads the flush requests the block device under path has
+// completed (/sys/dev/block/MAJ:MIN/stat, its 16th field, Linux 5.5 and
+// later), counting every user of the device.
+func deviceFlushes(path string) (float64, bool) {
+	for p := path; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			b, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/stat", unix.Major(st.Dev), unix.Minor(st.Dev)))
+			if err != nil {
+				return 0, false
+			}
+			f := strings.Fields(string(b))
+			if len(f) < 16 {
+				return 0, false
+			}
+			n, err := strconv.ParseFloat(f[15], 64)
+			return n, err == nil
+		}
+		if filepath.Dir(p) == p {
+			return 0, false
+		}
+	}
+}
+
+// readStats reads MNT/.stats.
+func readStats(mnt string) (*journal.StatsFile, error) {
+	return readStatsFile(filepath.Join(mnt, fusefs.StatsName))
+}
+
+// loopbackStats is where the loopback baseline mounted at mnt writes its
+// request counts, in the .stats format.
+func loopbackStats(mnt string) string { return filepath.Join(filepath.Dir(mnt), "loopback.stats") }
+
+func readStatsFile(path string) (*journal.StatsFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return journal.ParseStats(b)
+}
+
+// statsNumbers is f's numbers, with "passthrough on" and "off" as
+// passthrough_on 1 and 0.
+func statsNumbers(f *journal.StatsFile) map[string]float64 {
+	st := f.Numbers()
+	if v, ok := f.Value("passthrough"); ok {
+		st["passthrough_on"] = 0
+		if v == "on" {
+			st["passthrough_on"] = 1
+		}
+	}
+	return st
+}

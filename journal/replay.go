@@ -1,0 +1,55 @@
+package journal
+
+import (
+	"fmt"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/xlog"
+	"github.com/xlogfs/xlogfs/logbuf"
+)
+
+// replayed is the outcome of replaying a scan onto a model.
+type replayed struct {
+	transactions int    // applied
+	dropped      int    // started but never committed: not applied
+	lastTID      uint32 // newest transaction now in the model
+}
+
+// replay applies the committed transactions of the scanned records that
+// the checkpoint does not already hold, in log order. apply performs one op
+// (onto the model, and in data-journal mode onto the data files).
+func replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (replayed, error) {
+	var ra logbuf.Reassembler
+	out := replayed{lastTID: lastTID}
+	for _, r := range s.Records {
+		ops := r.Record.Ops[:0:0]
+		for _, op := range r.Record.Ops {
+			if op.ClientID == logbuf.ClientLog || xlog.NewerTID(op.TID, lastTID) {
+				ops = append(ops, op)
+			}
+		}
+		txs, err := ra.Add(r.LSN(), ops)
+		if err != nil {
+			return out, fmt.Errorf("replay: %w", err)
+		}
+		for _, tx := range txs {
+			if tx.Unmount {
+				continue
+			}
+			if len(tx.Regions) != 1 {
+				return out, fmt.Errorf("replay: transaction %#x (LSN %v) has %d regions, want 1", tx.TID, tx.Commit, len(tx.Regions))
+			}
+			op, err := meta.DecodeOp(tx.Regions[0])
+			if err != nil {
+				return out, fmt.Errorf("replay: transaction %#x (LSN %v): %w", tx.TID, tx.Commit, err)
+			}
+			if err := apply(&op); err != nil {
+				return out, fmt.Errorf("replay: transaction %#x (LSN %v) %s: %w", tx.TID, tx.Commit, op.String(), err)
+			}
+			out.transactions++
+			out.lastTID = tx.TID
+		}
+	}
+	out.dropped = ra.Pending()
+	return out, nil
+}

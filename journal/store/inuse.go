@@ -1,0 +1,37 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// A store is in use while a process holds the flock on its superblock: a
+// mount holds it exclusively from before recovery until after the unmount
+// record is durable (Open, Close), check's inspection and repair for as
+// long as they read or cut the log. The lock dies with its process.
+
+// LockPath is the file whose flock marks the store in dir as in use.
+func LockPath(dir string) string { return filepath.Join(dir, SuperblockName) }
+
+// InUse reports whether a process holds the store's lock in a way that
+// excludes a mount: a mount, a repair, or an unmount still finishing. A
+// store that is not one (no superblock) is an error.
+func InUse(dir string) (bool, error) {
+	f, err := os.Open(LockPath(dir))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return true, nil
+	default:
+		return false, fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+}
