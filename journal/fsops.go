@@ -640,6 +640,8 @@ func (fs *FS) SetAttr(ino meta.Ino, in SetAttrIn) (Attr, error) {
 		// the shrink, and the cut is made durable here, before the inode
 		// can change again; in data mode no later fsync would sync it.
 		ckpts := fs.ckpts.Load()
+		follows := fs.sizeFollows(ino) // the shrink's commit clears the mark
+		remark := false
 		lsn, err := fs.commitSetattr(&op, in.Kill)
 		if err == nil {
 			fs.ckptMu.Lock()
@@ -651,7 +653,7 @@ func (fs *FS) SetAttr(ino meta.Ino, in SetAttrIn) (Attr, error) {
 				}
 				fs.markDirty(ino)
 				st.dataDirty = true
-				switch follows := fs.sizeFollows(ino); {
+				switch {
 				case follows && st.cutOwed:
 					// Recovery keeps a marked inode's
 					// longer data file: until the cut is
@@ -662,8 +664,10 @@ func (fs *FS) SetAttr(ino meta.Ino, in SetAttrIn) (Attr, error) {
 					// passthrough, and recovery keeps its
 					// size if larger (passthrough.go): the
 					// cut is durable before the shrink is
-					// acknowledged.
+					// acknowledged, and the mark, which the
+					// shrink cleared, is set again below.
 					err = fs.syncDataLocked(ino, st)
+					remark = err == nil
 				case fs.ckpts.Load() != ckpts && !st.cutOwed:
 					err = fs.syncDataLocked(ino, st)
 				case !st.cutOwed:
@@ -674,6 +678,19 @@ func (fs *FS) SetAttr(ino meta.Ino, in SetAttrIn) (Attr, error) {
 				}
 			}
 			fs.ckptMu.Unlock()
+		}
+		if remark {
+			// The logged shrink cleared the inode's mark, so a crash
+			// before the cut was durable recovers the logged size
+			// and cuts the data file to it, whatever of the cut the
+			// data file kept (recovery keeps only a marked inode's
+			// longer data file). Now that the cut is durable, the
+			// open writers' synchronous appends need the mark again,
+			// durable before the shrink returns. (Committed outside
+			// the checkpoint lock: a commit may wait for log space.)
+			if err = fs.markSizeFollows(ino, st, true); err == nil {
+				err = fs.x.Force(logbuf.LSN(st.markLSN.Load()))
+			}
 		}
 		if err != nil {
 			return Attr{}, errno(err)

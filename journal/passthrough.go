@@ -61,11 +61,15 @@ import (
 //     ext4 or XFS, shows an extension's unwritten blocks as zeros, never
 //     another file's bytes). Unsynced writes may be lost, so such zeros are
 //     what the host filesystem itself gives for unsynced appends.
-//   - What the journal itself cuts must stay cut: a shrink of a marked
-//     inode (SetAttr) makes the data file's cut durable (fdatasync) before
-//     it returns, so keeping the larger size never brings cut bytes back
-//     once the shrink was acknowledged; a crash before that is a crash
-//     before the truncate, which leaves the file as it was. Likewise an
+//   - What the journal itself cuts must stay cut: a logged shrink clears
+//     the inode's mark (the model does it), so a crash after the shrink is
+//     in the log but before the data file's cut is durable recovers the
+//     logged size and cuts the data file to it, whatever part of the cut
+//     the data file kept (a power cut can keep some of a cut's zeroed
+//     sectors and the old size). SetAttr makes the cut durable
+//     (fdatasync), then sets the mark again and forces it before the
+//     shrink returns, so keeping the larger size never brings cut bytes
+//     back, and the appends that follow are covered again. Likewise an
 //     open that cuts a marked data file (or one it is about to mark) to the
 //     file's size syncs the cut.
 //

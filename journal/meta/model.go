@@ -55,7 +55,7 @@ type Inode struct {
 	// passthrough, synchronously too (O_SYNC, O_DSYNC, RWF_DSYNC),
 	// without the journal seeing it: recovery takes its size to be at
 	// least its data file's (journal/passthrough.go). Set and cleared by
-	// OpSizeFollows, nothing else.
+	// OpSizeFollows, and cleared by a shrinking setattr.
 	SizeFollows bool
 }
 
@@ -469,6 +469,13 @@ func (m *Model) setattr(op *Op, do bool) error {
 		in.GID = op.GID
 	}
 	if op.Mask&SetSize != 0 {
+		if op.Size < in.Size {
+			// A shrink ends the mark: until the cut is durable and
+			// the mark set again (journal/passthrough.go), the
+			// data file may be longer than the file with bytes
+			// that are not the file's.
+			in.SizeFollows = false
+		}
 		in.Size = op.Size
 		in.Mtime = op.Ctime
 	}

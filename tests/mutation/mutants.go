@@ -210,6 +210,18 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/fsops.go", "\t\t\t\tcase follows:\n", "\t\t\t\tcase follows && false:\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkStaysCut"}}},
 	},
+	{
+		Name:   "shrink-keeps-mark",
+		Bug:    "a logged shrink leaves the inode marked: a crash before the data file's cut is durable keeps the longer data file, bytes that are not the file's",
+		Edits:  []Edit{{"journal/meta/model.go", "\t\t\tin.SizeFollows = false\n", "\t\t\tin.SizeFollows = in.SizeFollows\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkEndsTheMark"}}},
+	},
+	{
+		Name:   "shrink-no-remark",
+		Bug:    "a shrink of a marked inode does not mark it again: appends the kernel syncs after the truncate are cut at recovery",
+		Edits:  []Edit{{"journal/fsops.go", "remark = err == nil", "remark = false"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkStaysCut"}}},
+	},
 
 	// Set-ID bits.
 	{
