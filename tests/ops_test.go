@@ -9,8 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -693,7 +695,25 @@ func TestFsyncReachesTheJournal(t *testing.T) {
 	// joins passthrough opens of the file is written in passthrough, and
 	// its appends' sizes reach the log only at the next fsync, close or log
 	// force: see fusefs's passthrough.go).
-	f.Close()
+	// The kernel sends a close's RELEASE without waiting for it: wait
+	// until it has reached the daemon, or the synchronous open below may
+	// still find the file open in passthrough and join it.
+	closed := func(c io.Closer) {
+		t.Helper()
+		rel := func() uint64 {
+			v, _ := strconv.ParseUint(readStats(t, mnt)["fuse_RELEASE"], 10, 64)
+			return v
+		}
+		before := rel()
+		c.Close()
+		for deadline := time.Now().Add(5 * time.Second); rel() == before; {
+			if time.Now().After(deadline) {
+				t.Fatal("a close's RELEASE never reached the daemon")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	closed(f)
 	for _, flag := range []int{unix.O_DSYNC, unix.O_SYNC} {
 		sf, err := os.OpenFile(filepath.Join(mnt, "dir", "file"), os.O_WRONLY|flag, 0)
 		if err != nil {
@@ -706,7 +726,7 @@ func TestFsyncReachesTheJournal(t *testing.T) {
 		if after := statUint(t, readStats(t, mnt), "fsyncs"); after == before {
 			t.Errorf("a write through an O_SYNC/O_DSYNC (%#x) descriptor reached the journal with no fsync", flag)
 		}
-		sf.Close()
+		closed(sf)
 	}
 	// fsync of a read-only descriptor works too (InnoDB and git open
 	// some files read-only and sync them).
