@@ -132,7 +132,7 @@ var Mutants = []Mutant{
 		Name: "checkpoint-before-durable",
 		Bug:  "a checkpoint claims the log up to its head, records not yet durable (nor in its model) included",
 		Edits: []Edit{{"journal/fs.go", "\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n",
-			"\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n\tfs.x.mu.Lock()\n\tb = boundary{tail: fs.x.head, lastTID: fs.x.lastTID}\n\tfs.x.mu.Unlock()\n"}},
+			"\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n\t_, head, _, _ := fs.x.SnapshotStats()\n\tb = xlog.Boundary{Tail: head, LastTID: fs.x.LastCommitted()}\n"}},
 		Checks: []Check{powerLoss, crashTest},
 	},
 	{
