@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
 	"golang.org/x/sys/unix"
 )
@@ -453,7 +454,7 @@ func fileSize(path string) int64 {
 // isMounted reports whether dir is a mount point in this mount namespace.
 func isMounted(dir string) bool {
 	return anyLineFields("/proc/self/mounts", func(fields []string) bool {
-		return len(fields) > 1 && unescapeMountField(fields[1]) == dir
+		return len(fields) > 1 && fusefs.UnescapeMountField(fields[1]) == dir
 	})
 }
 
@@ -472,25 +473,6 @@ func anyLineFields(path string, match func(fields []string) bool) bool {
 		}
 	}
 	return false
-}
-
-// unescapeMountField undoes /proc/mounts' octal escapes (\040 for space).
-func unescapeMountField(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // readStats reads the mount's .stats file into a map of name to value.

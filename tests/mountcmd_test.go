@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/fusefs"
 )
 
 // TestMountCommand checks "xlogfs mount" itself: in the foreground it
@@ -85,7 +87,7 @@ func TestMountCommand(t *testing.T) {
 			}
 		})
 		found := anyLineFields("/proc/self/mounts", func(f []string) bool {
-			return len(f) > 1 && unescapeMountField(f[0]) == store && unescapeMountField(f[1]) == mnt
+			return len(f) > 1 && fusefs.UnescapeMountField(f[0]) == store && fusefs.UnescapeMountField(f[1]) == mnt
 		})
 		if !found {
 			b, _ := os.ReadFile("/proc/self/mounts")

@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
 	"golang.org/x/sys/unix"
 )
@@ -47,28 +47,9 @@ func readMounts() ([]mountEntry, error) {
 		if len(fields) < 3 {
 			continue
 		}
-		out = append(out, mountEntry{source: unescapeMount(fields[0]), dir: unescapeMount(fields[1]), fstype: fields[2]})
+		out = append(out, mountEntry{source: fusefs.UnescapeMountField(fields[0]), dir: fusefs.UnescapeMountField(fields[1]), fstype: fields[2]})
 	}
 	return out, sc.Err()
-}
-
-// unescapeMount undoes the \ooo escapes of /proc/mounts (\040 for space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // storeMounts returns where the store in dir is mounted in this mount
