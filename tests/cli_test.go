@@ -265,6 +265,7 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		}
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+	idle := 0
 	for i, r := range iv {
 		if r.Seconds < 0.2 || r.Seconds > 5 {
 			t.Errorf("interval %d lasted %v s, want about 0.3", i, r.Seconds)
@@ -277,7 +278,15 @@ func TestStatsJSONAndInterval(t *testing.T) {
 				t.Errorf("interval %d: %s %v/s × %v s = %v, but it grew by %v", i, c.name, c.rate, r.Seconds, c.rate*r.Seconds, r.Delta[c.name])
 			}
 		}
-		if r.RecordsPerS == 0 || r.FsyncsPerS == 0 || r.Histograms[journal.HistFsync].Count == 0 {
+		// The writer may stall for a whole interval on a busy machine
+		// (a checkpoint's data-file syncs when the log is full): an
+		// interval without records says nothing of the rates below, but
+		// one of the two must have some.
+		if r.RecordsPerS == 0 {
+			idle++
+			continue
+		}
+		if r.FsyncsPerS == 0 || r.Histograms[journal.HistFsync].Count == 0 {
 			t.Errorf("interval %d: %v records/s, %v fsyncs/s, %d fsyncs in the histogram while a writer fsyncs", i, r.RecordsPerS, r.FsyncsPerS, r.Histograms[journal.HistFsync].Count)
 		}
 		if r.CksumCPUShare <= 0 || r.CksumCPUShare >= 1 || !near(r.CksumCPUShare, r.Delta["cksum_ns"]/r.Delta["process_cpu_ns"]) {
@@ -288,6 +297,9 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		if !near(r.FsyncsPerForce, r.Delta["log_forces"]/r.Delta["force_syncs"]) || r.FsyncsPerForce <= 0 {
 			t.Errorf("interval %d: %v fsyncs per force; log_forces grew %v, force_syncs %v", i, r.FsyncsPerForce, r.Delta["log_forces"], r.Delta["force_syncs"])
 		}
+	}
+	if idle == len(iv) {
+		t.Errorf("no records logged in either interval while a writer fsyncs: %+v", iv)
 	}
 	for name, d := range iv[1].Delta {
 		if !near(iv[1].Totals[name]-iv[0].Totals[name], d) {
