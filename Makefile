@@ -13,7 +13,7 @@ rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$(d),$(2)) $(filte
 SOURCES := $(call rwildcard,.,*.go *.s *.h)
 GOFILES := $(filter %.go,$(SOURCES))
 
-.PHONY: all build test bench bench-deps vet deps test-go test-uring test-ppc64 crashtest mutation
+.PHONY: all build test bench bench-deps vet deps test-go test-uring test-passthrough-off test-ppc64 crashtest mutation
 
 all: build
 
@@ -41,7 +41,7 @@ vet:
 	$(GO) vet ./...
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-test: deps vet build test-go test-uring test-ppc64
+test: deps vet build test-go test-uring test-passthrough-off test-ppc64
 
 # -count=1: the end-to-end tests run the xlogfs binary, which go test's
 # cache does not know they depend on; a cached pass would prove nothing.
@@ -53,6 +53,12 @@ test-go:
 # when this machine cannot (not root, a kernel without FUSE over io_uring).
 test-uring:
 	XLOGFS_TEST_TRANSPORT=uring $(GO) test -count=1 -timeout 20m ./tests
+
+# The end-to-end suite once more with kernel passthrough off, so posixtest,
+# the crash tests and the e2e tests hold for writes through the daemon as
+# well as for passthrough (the default where the kernel allows it).
+test-passthrough-off:
+	XLOGFS_TEST_PASSTHROUGH=off $(GO) test -count=1 -timeout 20m ./tests
 
 # The POWER kernels run under qemu-user; big- and little-endian both.
 # QEMU_CPU=power8 is the oldest CPU the vpmsum kernel claims (qemu's default
