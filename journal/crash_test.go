@@ -21,6 +21,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -314,7 +315,7 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *testfs.CrashDevi
 	// walk accepts verifies, by a CRC computed here.
 	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
-	for _, r := range xlog.ScanLog(s.image, windowOf(ck)).Records {
+	for _, r := range xlog.ScanLog(s.image, recovery.WindowOf(ck)).Records {
 		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r) {
 			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x, which does not verify",
 				seed, r.LSN(), r.Stored, r.Computed)
@@ -398,7 +399,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
 	var durable []xlog.ScannedRecord
-	for _, rec := range xlog.ScanLog(s.image, windowOf(ck)).Records {
+	for _, rec := range xlog.ScanLog(s.image, recovery.WindowOf(ck)).Records {
 		if rec.LSN() <= s.durable {
 			durable = append(durable, rec)
 		}
@@ -501,7 +502,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	// Whether recovery takes the damaged record as valid after restoring
 	// its cycle words (then its CRC proves every other byte).
 	kept := false
-	for _, sr := range xlog.ScanLog(img, windowOf(ck)).Records {
+	for _, sr := range xlog.ScanLog(img, recovery.WindowOf(ck)).Records {
 		kept = kept || sr.LSN() == T && sr.Restamped > 0
 	}
 

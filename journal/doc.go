@@ -8,16 +8,18 @@
 // (journal/internal/testfs). The one exception is by design: in metadata-journal mode the
 // data file of a file open in kernel FUSE passthrough is read and written by
 // the kernel directly, and the journal learns what that did to the inode
-// from the data file (passthrough.go). Small writes may be logged with their
-// bytes (immediate.go), and an overwrite's fsync may share the log's device
+// from the data file (datafile/passthrough.go). Small writes may be logged with their
+// bytes (datafile/immediate.go), and an overwrite's fsync may share the log's device
 // flush (store/fiemap.go).
 //
 // It joins the parts below it: the metadata model and its ops
 // (journal/meta), the log (journal/xlog, which knows nothing of the model:
-// it carries opaque regions), the store directory (journal/store) and the
-// .stats format (journal/statsfile). This package is the engine: the
-// filesystem operations, commit, the checkpointer, the data files, recovery
-// at mount, the counters and inspection.
+// it carries opaque regions), the file data path (journal/datafile: the
+// data files and in-core inodes, which reach the log only through this
+// package, datafile.Engine), recovery at mount and inspection
+// (journal/recovery), the store directory (journal/store) and the .stats
+// format (journal/statsfile). This package is the engine: the filesystem
+// operations, commit, the checkpointer, mounting and the counters.
 //
 // This comment is the definition of the store, of what the log's records
 // carry, of the journal modes and of the recovery rules; the record format
@@ -87,9 +89,9 @@
 // recovered; fsync syncs the data file and forces the log, side by side,
 // and returns when both are done. With ImmediateWrite a write of at most
 // that many bytes is logged with its bytes too, so its fsync is a log
-// force alone (immediate.go). With kernel passthrough the kernel writes
+// force alone (datafile/immediate.go). With kernel passthrough the kernel writes
 // the data file itself and the journal logs what it finds there
-// (passthrough.go).
+// (datafile/passthrough.go).
 //
 // JournalData (--journal data, as ext4 data=journal) logs written bytes
 // too: an OpWrite carries them, fsync is a log force alone, and the data
@@ -122,7 +124,7 @@
 // O_DSYNC, RWF_DSYNC); clear, the logged size holds again. The mark is part
 // of the model, so checkpoints carry it: after the inodes, a count and the
 // marked inodes' numbers, present only when some inode is marked, so a
-// checkpoint without marks is as before (passthrough.go).
+// checkpoint without marks is as before (datafile/passthrough.go).
 //
 // # Recovery
 //

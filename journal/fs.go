@@ -8,14 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
@@ -66,7 +67,7 @@ type Options struct {
 	Logf               func(format string, a ...any) // warnings (torn tail, ...); nil: stderr
 
 	// FlushLatency, if set, makes every flush of the log and every data
-	// file sync take exactly this long (at least: see flushLatency), to
+	// file sync take exactly this long (at least: see datafile.FlushLatency), to
 	// emulate a device of that latency. A measuring aid.
 	FlushLatency time.Duration
 	// OnFail, if set, is called once, when the journal stops accepting
@@ -81,36 +82,12 @@ type Options struct {
 
 	// ImmediateWrite, in metadata-journal mode, logs writes of at most
 	// this many bytes with their bytes, so that their fsync is a log
-	// force alone (immediate.go); 0: none. Not with passthrough.
+	// force alone (datafile/immediate.go); 0: none. Not with passthrough.
 	ImmediateWrite int
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
 const DefaultCheckpointInterval = 30 * time.Second
-
-// Recovery says what mounting found in the log.
-type Recovery struct {
-	Clean        bool       // the log ended with an unmount record
-	Records      int        // valid records walked
-	Transactions int        // transactions replayed
-	Dropped      int        // transactions without a COMMIT: not replayed
-	TornLSN      logbuf.LSN // non-zero: the head was cut here (a torn write)
-	DroppedLater int        // valid records after the torn one, dropped with it
-	Restamped    int        // records replayed with damaged cycle words (their CRC proves the rest)
-	Orphans      int        // unlinked inodes freed (open when the log ended)
-	// Followed lists the inodes marked SizeFollows (open for writing in
-	// passthrough when the log ended) whose data file was longer than
-	// the logged size: their size is now the data file's.
-	Followed []FollowedFile
-}
-
-// FollowedFile is an inode recovery grew to its data file's size.
-type FollowedFile struct {
-	Ino          meta.Ino
-	Logged       int64 // the size the log had
-	Size         int64 // the data file's, now the file's
-	Mtime, Ctime int64 // the times the log had (now at least the data file's mtime)
-}
 
 // FS is a mounted store: the live model plus the log.
 type FS struct {
@@ -136,17 +113,7 @@ type FS struct {
 
 	times statsfile.CksumTimes // checksum time per record and per force
 
-	statesMu sync.Mutex
-	states   map[meta.Ino]*inodeState
-	ptStale  map[meta.Ino]*inodeState // data files the kernel may have changed unlearned (passthrough.go), under statesMu
-	ptLive   atomic.Int32             // len(ptStale), read without the lock
-	learned  atomic.Uint64            // setattrs committed for what the kernel did to data files
-
-	dirtyMu sync.Mutex
-	dirty   map[meta.Ino]bool // data files written since the last checkpoint
-
-	freedMu sync.Mutex
-	freed   []freedInode // data files to delete once the free is durable
+	files *datafile.Files // the data files and the in-core inodes
 
 	ckptMu   sync.Mutex // one checkpoint at a time
 	ckptSeq  uint64
@@ -155,68 +122,19 @@ type FS struct {
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
 	forcer   *xlog.Forcer
-	// flushCovers: the log's device flush makes data files' written-back
-	// blocks durable too (the log is a file beside them, on the same
-	// filesystem), so an fsync may write an overwrite back without a
-	// flush of its own (fsops.go writeBack).
-	flushCovers bool
-	ckptErr     atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
+	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
 
-	overlay replayOverlay // NoRecovery: what replay would have written to data files
+	overlay datafile.Overlay // NoRecovery: what replay would have written to data files
 
 	fsyncs    atomic.Uint64
 	fsyncHist [statsfile.HistBuckets]atomic.Uint64
-	syncs     syncCounts    // calls that make something durable (fsstats.go)
-	flush     *flushLatency // emulated flush latency; nil: none
+	ckptSyncs atomic.Uint64          // fsyncs of the checkpoint file and the store directory
+	flush     *datafile.FlushLatency // emulated flush latency; nil: none
 	closed    atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
 	// transaction commits.
 	afterCommit func(tid uint32, op *meta.Op)
-}
-
-// inodeState is what the filesystem keeps per inode besides metadata: who
-// uses it, the data file, and the LSNs a fsync must force.
-type inodeState struct {
-	mu        sync.Mutex   // orders data-file I/O with the transactions describing it
-	opens     atomic.Int32 // open file handles
-	holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	file      store.StoreFile
-	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
-	noDirect  bool            // the filesystem under the store refused O_DIRECT
-	newFile   bool            // data file created since the data directory was last synced
-	dataDirty bool            // data file written since the last fdatasync
-	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
-	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
-	// What fsync's write-back without a flush needs (fsops.go writeBack):
-	// the size the last fdatasync of the open data file synced (-1: none
-	// yet), how much of it was written in place then, and whether the
-	// journal changed the data file's blocks or size since.
-	syncedSize   int64
-	overwritable int64
-	allocDirty   bool
-
-	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
-	lsn       logbuf.LSN // newest transaction touching the inode
-	dataLSN   logbuf.LSN // newest transaction fdatasync needs (size, new inode, logged data, a data-journal punch)
-
-	// Passthrough (passthrough.go): opens through which the kernel writes
-	// the data file itself, whether it may have changed it since the
-	// journal last learned it, and its mtime then.
-	ptOpens     atomic.Int32 // passthrough opens, of the opens
-	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
-	ptWriters   atomic.Int32
-	ptStale     bool
-	ptMtime     int64
-	syncWarned  bool // said that a synchronous open joined passthrough ones
-	// The newest OpSizeFollows that set the inode's mark: an open for
-	// writing in passthrough forces it before the kernel may write.
-	markLSN atomic.Uint64
-}
-
-type freedInode struct {
-	ino meta.Ino
-	lsn logbuf.LSN
 }
 
 // Open mounts the store in dir: it loads the checkpoint, recovers the log
@@ -234,7 +152,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockStore(st, dir)
+	lock, err := store.Lock(st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +182,7 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	dev := opts.Device
 	if dev == nil {
-		open := openFileDevice
+		open := recovery.OpenLogDevice
 		if opts.NoRecovery {
 			open = openReadOnlyDevice
 		}
@@ -279,20 +197,6 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	}
 	fs.lock = lock
 	return fs, nil
-}
-
-// lockStore takes an exclusive lock on the store for a mount's life: two
-// mounts of one store would allocate the same inode numbers and write the
-// same log. The lock dies with the process, so a crash never leaves it.
-func lockStore(st store.StoreFS, dir string) (io.Closer, error) {
-	l, err := st.Lock(filepath.Join(dir, store.SuperblockName), true)
-	if err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
-		}
-		return nil, fmt.Errorf("locking %s: %w", dir, err)
-	}
-	return l, nil
 }
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
@@ -327,11 +231,11 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	}
 	fs := &FS{
 		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, store.DataDirName),
-		model: ck.Model, unlinked: map[meta.Ino]bool{}, states: map[meta.Ino]*inodeState{}, ptStale: map[meta.Ino]*inodeState{}, dirty: map[meta.Ino]bool{},
+		model: ck.Model, unlinked: map[meta.Ino]bool{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
-		fs.flush = &flushLatency{d: opts.FlushLatency}
+		fs.flush = &datafile.FlushLatency{D: opts.FlushLatency}
 		dev = flushDevice{Device: dev, lat: fs.flush}
 	}
 	// A transaction may carry at most an eighth of the log, so that the
@@ -340,90 +244,40 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	if _, err := store.MkdirAll(fs.st, fs.dataDir); err != nil {
 		return nil, err
 	}
-
-	img := make([]byte, sb.LogSize)
-	if _, err := dev.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", sb.LogSize, err)
-	}
-	scan := xlog.ScanLog(img, windowOf(ck))
-	if err := scan.Corruption(); err != nil {
-		return nil, err
-	}
 	if opts.NoRecovery {
-		fs.overlay = replayOverlay{}
+		fs.overlay = datafile.Overlay{}
 	}
-	replayed := map[meta.Ino]bool{}
-	var deferred *deferredWrites
-	if opts.Journal == JournalMeta {
-		deferred = &deferredWrites{} // logged bytes of immediate writes (immediate.go)
-	}
-	rep, err := replay(scan, ck.LastTID, func(op *meta.Op) error { return fs.replayOp(op, replayed, deferred) })
-	if err == nil && deferred != nil {
-		if fs.overlay != nil {
-			deferred.layOver(fs.overlay)
-		} else {
-			err = deferred.apply(fs, replayed)
-		}
-	}
+	var err error
+	fs.files, err = datafile.New(datafile.Config{
+		Store: fs.st, Dir: fs.dataDir, LogData: opts.Journal == JournalData, ImmediateWrite: opts.ImmediateWrite,
+		MaxTxn: fs.maxTxn, ReadOnly: opts.ReadOnly, Flush: fs.flush, Overlay: fs.overlay, Logf: opts.Logf,
+		FlushCovers: xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir),
+	})
 	if err != nil {
 		return nil, err
 	}
-	fs.recovery = Recovery{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.transactions, Dropped: rep.dropped}
-	for _, r := range scan.Records {
-		if r.Restamped > 0 {
-			fs.recovery.Restamped++
-			opts.Logf("log record at LSN %v (offset %d): %d blocks did not carry its cycle, yet its CRC verifies with their cycle words restored; replayed",
-				r.LSN(), r.Offset, r.Restamped)
-		}
-	}
-	if scan.Kind == xlog.ScanTorn {
-		fs.recovery.TornLSN = scan.Stop.LSN()
-		fs.recovery.DroppedLater = len(scan.Later)
-		opts.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
-			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(windowOf(ck)), len(scan.Later), len(scan.AtStake), rep.dropped)
-	}
-	fs.recovery.Orphans = len(fs.model.DropOrphans())
-	if err := fs.recoverFollowed(replayed); err != nil {
+	fs.files.SetEngine(engine{fs})
+
+	rec, err := recovery.Recover(recovery.Mount{
+		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
+		LogBSize: opts.LogBSize, Overlay: fs.overlay, Logf: opts.Logf,
+	})
+	if err != nil {
 		return nil, err
 	}
-	if !opts.NoRecovery {
-		if err := fs.reconcileDataFiles(replayed); err != nil {
-			return nil, err
-		}
-	}
-
-	// The new writer starts at the head, by its own placement rule.
-	logBlocks := uint64(sb.LogSize / logbuf.BBSize)
-	head := xlog.Wrap(scan.Head, uint64(opts.LogBSize/logbuf.BBSize), logBlocks)
-	if !scan.Clean && !opts.NoRecovery {
-		// Blocks past the head may hold what was in flight at the crash
-		// (whole records, cut ones, lone blocks of a record whose header
-		// never made it), all of the head's cycle or the next. The new
-		// writer rewrites those positions in the same cycle; a torn write
-		// of its own would then leave such blocks in place, carrying the
-		// right cycle, and fool the walk's test for a torn record (or its
-		// search for a record's header). So they are zeroed, and synced,
-		// before anything is written (xlog_clear_stale_blocks). After a
-		// clean unmount nothing was in flight.
-		// Only the free part of the log: the old checkpoint, still in
-		// force until the fresh one is written, needs the live part.
-		free := logBlocks - scan.Live - (head.Abs - scan.Head.Abs)
-		if err := xlog.ZeroAfterHead(dev, head, min(free, stalePastHead)); err != nil {
-			return nil, err
-		}
-	}
-	fs.bound = xlog.Boundary{Tail: head, LastTID: rep.lastTID}
+	fs.recovery = rec.Report
+	head := rec.Head
+	fs.bound = xlog.Boundary{Tail: head, LastTID: rec.LastTID}
 	fs.shadow = fs.model.Clone()
 	if !opts.NoRecovery {
 		if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
 			return nil, fmt.Errorf("mount: %w", err)
 		}
 	}
-	fs.flushCovers = xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir)
 	fs.x, err = xlog.New(xlog.Config{
 		Dev: dev, UUID: sb.UUID, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
 		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
-		Head: head, PrevBlock: scan.Prev, Tail: head, LastTID: rep.lastTID,
+		Head: head, PrevBlock: rec.PrevBlock, Tail: head, LastTID: rec.LastTID,
 		Times: &fs.times, OnDurable: fs.onDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
 	})
 	if err != nil {
@@ -435,129 +289,10 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	}
 	go fs.checkpointer()
 	fs.forcer = xlog.StartForcer(opts.LogForceInterval, func() error {
-		fs.learnAll()
+		fs.files.LearnAll()
 		return fs.x.ForceAll()
 	}, opts.Logf)
 	return fs, nil
-}
-
-// stalePastHead is how many blocks past the head a mount clears: more than
-// in-flight records can reach (8 records of 256 KiB and a wrap gap).
-const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
-
-// replayOp applies one replayed op to the model and, for data-journal
-// writes, to the data file; replayed collects the data files it changed.
-// A metadata-journal log's logged bytes (immediate writes) are deferred
-// instead, to deferred.
-func (fs *FS) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *deferredWrites) error {
-	oldSize := int64(-1)
-	if in := fs.model.Inodes[op.Ino]; in != nil {
-		oldSize = in.Size
-	}
-	if err := fs.model.Apply(op); err != nil {
-		return err
-	}
-	if deferred != nil {
-		// Metadata journal: only immediate writes carry bytes, applied
-		// (or laid over, NoRecovery) once the whole log is read.
-		deferred.note(op, oldSize)
-		return nil
-	}
-	if fs.overlay != nil {
-		fs.overlay.add(op, fs.opts.Journal) // NoRecovery: in memory only
-		return nil
-	}
-	var err error
-	switch {
-	case op.Type == meta.OpWrite && op.Data != nil:
-		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error {
-			_, err := f.WriteAt(op.Data, op.Off)
-			return err
-		})
-	case op.Type == meta.OpSetattr && op.Mask&meta.SetSize != 0 && fs.opts.Journal == JournalData:
-		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error { return f.Truncate(op.Size) })
-	case op.Type == meta.OpFallocate && fs.opts.Journal == JournalData:
-		err = fs.withDataFile(op.Ino, func(f store.StoreFile) error { return f.Allocate(op.Mode, op.Off, op.Len) })
-	default:
-		return nil
-	}
-	replayed[op.Ino] = true
-	return err
-}
-
-func (fs *FS) dataPath(ino meta.Ino) string {
-	return filepath.Join(fs.dataDir, strconv.FormatUint(uint64(ino), 10))
-}
-
-// withDataFile runs f on ino's data file, opened for the call, creating
-// the file if it does not exist yet.
-func (fs *FS) withDataFile(ino meta.Ino, f func(store.StoreFile) error) error {
-	return fs.onDataFile(ino, os.O_CREATE, f)
-}
-
-// withDataFileIfExists is withDataFile for a file that may be gone (freed
-// since): then it does nothing.
-func (fs *FS) withDataFileIfExists(ino meta.Ino, f func(store.StoreFile) error) error {
-	err := fs.onDataFile(ino, 0, f)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
-func (fs *FS) onDataFile(ino meta.Ino, flags int, f func(store.StoreFile) error) error {
-	file, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|flags, 0o600)
-	if err != nil {
-		return err
-	}
-	err = f(file)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// reconcileDataFiles deletes data files of inodes that no longer exist and
-// sets each remaining one to its recovered size, durably, with the data
-// directory: the data files replay wrote (data journal), because the fresh
-// checkpoint that follows moves the tail past the records holding those
-// bytes; and those it cut to size, because what lies past a file's end
-// (bytes of writes the log lost) must not come back inside it when a later
-// write extends the file and a crash then loses the cut.
-func (fs *FS) reconcileDataFiles(replayed map[meta.Ino]bool) error {
-	names, err := fs.st.ReadDir(fs.dataDir)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		n, perr := strconv.ParseUint(name, 10, 64)
-		in := fs.model.Inodes[meta.Ino(n)]
-		path := filepath.Join(fs.dataDir, name)
-		if perr != nil || in == nil || !in.IsRegular() {
-			if err := store.RemoveAll(fs.st, path); err != nil {
-				return err
-			}
-			continue
-		}
-		info, err := fs.st.Stat(path)
-		if err != nil {
-			return err
-		}
-		if info.Size() != in.Size || replayed[meta.Ino(n)] {
-			err := fs.onDataFile(meta.Ino(n), 0, func(f store.StoreFile) error {
-				if info.Size() != in.Size {
-					if err := f.Truncate(in.Size); err != nil {
-						return err
-					}
-				}
-				return f.Datasync()
-			})
-			if err != nil {
-				return fmt.Errorf("recovering data file %s: %w", path, err)
-			}
-		}
-	}
-	return fs.st.SyncDir(fs.dataDir)
 }
 
 // Recovery reports what mounting found in the log.
@@ -574,7 +309,7 @@ func (fs *FS) Options() Options { return fs.opts }
 func (fs *FS) Close() error {
 	// What the kernel wrote to data files still open (a lazy unmount)
 	// goes into the log with the rest.
-	fs.learnAll()
+	fs.files.LearnAll()
 	// No transaction from here on. The lock comes before the checkpointer
 	// stops: a transaction waiting for log space holds it, and only a
 	// checkpoint can let it finish.
@@ -609,7 +344,7 @@ func (fs *FS) Close() error {
 		err = fs.x.WriteUnmount()
 	}
 	fs.x.Stop()
-	fs.closeFiles()
+	fs.files.CloseAll()
 	if cerr := fs.x.Dev.Close(); err == nil {
 		err = cerr
 	}
@@ -628,17 +363,9 @@ func (fs *FS) Abandon() {
 	<-fs.ckptDone
 	fs.forcer.Halt()
 	fs.x.Stop()
-	fs.closeFiles()
+	fs.files.CloseAll()
 	fs.x.Dev.Close()
 	fs.lock.Close()
-}
-
-func (fs *FS) closeFiles() {
-	fs.statesMu.Lock()
-	defer fs.statesMu.Unlock()
-	for _, st := range fs.states {
-		st.closeFiles()
-	}
 }
 
 // Errno maps an error of the journal to the errno a caller reports, the
@@ -668,18 +395,6 @@ func errno(err error) error {
 		return e
 	}
 	return nil
-}
-
-// state returns the per-inode state, creating it.
-func (fs *FS) state(ino meta.Ino) *inodeState {
-	fs.statesMu.Lock()
-	defer fs.statesMu.Unlock()
-	st := fs.states[ino]
-	if st == nil {
-		st = &inodeState{syncedSize: -1}
-		fs.states[ino] = st
-	}
-	return st
 }
 
 // commitLocked validates op against the model, copies it into the log,
@@ -737,12 +452,12 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 		if ino == 0 {
 			continue
 		}
-		st := fs.state(ino)
-		st.lsn = lsn
+		st := fs.files.State(ino)
+		st.LSN = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
 			if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
-				st.dataLSN = lsn
+				st.DataLSN = lsn
 			}
 		}
 	}
@@ -765,7 +480,7 @@ func (fs *FS) zeroesLogged(op *meta.Op) bool {
 // supersedesLogged reports whether op, with immediate writes on, changes
 // file bytes by other means than logging them (a write to the data file
 // only, a hole punch or zero range): fdatasync must force it, or a replay
-// would write older logged bytes over what it made durable (immediate.go).
+// would write older logged bytes over what it made durable (datafile/immediate.go).
 func (fs *FS) supersedesLogged(op *meta.Op) bool {
 	if fs.opts.Journal != JournalMeta || fs.opts.ImmediateWrite == 0 {
 		return false
@@ -930,7 +645,7 @@ func (fs *FS) checkpoint(final bool) error {
 
 func (fs *FS) writeCheckpointFile(m *meta.Model, b xlog.Boundary) error {
 	fs.ckptSeq++
-	fs.syncs.checkpoint.Add(2) // the file's fsync and the directory's
+	fs.ckptSyncs.Add(2) // the file's fsync and the directory's
 	return store.WriteCheckpoint(fs.st, fs.dir, &store.Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.Tail.LSN(), LastTID: b.LastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
@@ -938,87 +653,42 @@ func (fs *FS) writeCheckpointFile(m *meta.Model, b xlog.Boundary) error {
 }
 
 // syncDataFiles makes every data file written since the last checkpoint
-// durable, and the data directory (new files' names). What it could not
-// sync stays dirty for the next checkpoint. A data file whose sync failed
-// may have lost what it was to write, although a later sync will succeed
-// (Linux marks the pages clean after a writeback error): its inode's fsync
-// reports EIO from then on, and in data-journal mode the error is a
-// writebackError, which stops the journal before a checkpoint can move the
-// tail past the only copy of those bytes.
+// durable (datafile.Files.SyncDirty). In data-journal mode, and with
+// immediate writes, a data file's failure is a writebackError, which stops
+// the journal before a checkpoint can move the tail past the only copy of
+// those bytes.
 func (fs *FS) syncDataFiles() error {
-	fs.markPassthroughDirty()
-	fs.dirtyMu.Lock()
-	dirty := fs.dirty
-	fs.dirty = map[meta.Ino]bool{}
-	fs.dirtyMu.Unlock()
-	inos := slices.Sorted(maps.Keys(dirty))
-	redirty := func(inos []meta.Ino) {
-		fs.dirtyMu.Lock()
-		for _, ino := range inos {
-			fs.dirty[ino] = true
-		}
-		fs.dirtyMu.Unlock()
+	err := fs.files.SyncDirty()
+	var se *datafile.SyncError
+	if errors.As(err, &se) && (fs.opts.Journal == JournalData || fs.opts.ImmediateWrite > 0) {
+		return &writebackError{err}
 	}
-	for i, ino := range inos {
-		err := fs.withDataFileIfExists(ino, fs.fdatasync)
-		if err != nil {
-			redirty(inos[i:])
-			if st := fs.existingState(ino); st != nil {
-				st.mu.Lock()
-				st.dataErr = err
-				st.mu.Unlock()
-			}
-			err = fmt.Errorf("syncing data file of inode %d: %w", ino, err)
-			if fs.opts.Journal == JournalData || fs.opts.ImmediateWrite > 0 {
-				return &writebackError{err}
-			}
-			return err
-		}
-	}
-	if err := fs.syncDataDir(); err != nil {
-		redirty(inos)
-		return err
-	}
-	return nil
-}
-
-func (fs *FS) markDirty(ino meta.Ino) {
-	fs.dirtyMu.Lock()
-	fs.dirty[ino] = true
-	fs.dirtyMu.Unlock()
+	return err
 }
 
 // reapFreed deletes the data files of freed inodes whose free is durable
-// and returns how many it deleted. It needs no checkpoint: should a crash
-// bring a deleted name back, recovery deletes the file of an inode that
-// no longer exists. A file it cannot delete stays listed for the next try.
+// and returns how many it deleted (datafile.Files.Reap).
 func (fs *FS) reapFreed() int {
 	_, _, _, durable := fs.x.SnapshotStats()
-	fs.freedMu.Lock()
-	var keep, gone []freedInode
-	for _, f := range fs.freed {
-		if f.lsn <= durable {
-			gone = append(gone, f)
-		} else {
-			keep = append(keep, f)
-		}
-	}
-	fs.freed = keep
-	fs.freedMu.Unlock()
-	n := 0
-	var failed []freedInode
-	for _, f := range gone {
-		if err := fs.st.Remove(fs.dataPath(f.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fs.opts.Logf("deleting the data file of freed inode %d: %v (tried again later)", f.ino, err)
-			failed = append(failed, f)
-			continue
-		}
-		n++
-	}
-	if len(failed) > 0 {
-		fs.freedMu.Lock()
-		fs.freed = append(fs.freed, failed...)
-		fs.freedMu.Unlock()
-	}
-	return n
+	return fs.files.Reap(durable)
 }
+
+// engine is the FS as the data path sees it (datafile.Engine).
+type engine struct{ fs *FS }
+
+func (e engine) Inode(ino meta.Ino) (datafile.Attrs, bool) {
+	e.fs.mu.RLock()
+	defer e.fs.mu.RUnlock()
+	in := e.fs.model.Inodes[ino]
+	if in == nil {
+		return datafile.Attrs{}, false
+	}
+	return datafile.Attrs{Mode: in.Mode, Size: in.Size, Mtime: in.Mtime, Ctime: in.Ctime, SizeFollows: in.SizeFollows}, true
+}
+
+func (e engine) Commit(op *meta.Op) (logbuf.LSN, error) { return e.fs.commit(op) }
+func (e engine) Force(lsn logbuf.LSN) error             { return e.fs.x.Force(lsn) }
+func (e engine) TailLSN() logbuf.LSN                    { return e.fs.x.TailLSN() }
+func (e engine) Refused() error                         { return e.fs.changeRefused() }
+func (e engine) Checkpoints() uint64                    { return e.fs.ckpts.Load() }
+func (e engine) CheckpointLock() sync.Locker            { return &e.fs.ckptMu }

@@ -1,22 +1,10 @@
 package journal
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
-
-// syncCounts counts the calls by which the mounted journal makes
-// something durable, each a device cache flush on most filesystems under
-// the store (the log's fdatasyncs are xlogStats.syncs): what an fsync
-// costs the device, beside its latency.
-type syncCounts struct {
-	data       atomic.Uint64 // fdatasyncs of data files (fsync, checkpoints)
-	dir        atomic.Uint64 // fsyncs of the data directory (new data files' names)
-	checkpoint atomic.Uint64 // fsyncs of the checkpoint file and the store directory
-	writeback  atomic.Uint64 // write-backs without a flush (sync_file_range), the log force's flush covering them
-}
 
 func (fs *FS) recordFsync(d time.Duration) {
 	fs.fsyncs.Add(1)
@@ -46,10 +34,11 @@ func (fs *FS) Stats() statsfile.Stats {
 	s.ForceNanos, s.ForceCksumNanos = t.ForceNanos.Load(), t.ForceCksumN.Load()
 	s.Forces, s.ForceCksumCPUNanos = t.Forces.Load(), t.ForceCksumCPU.Load()
 	if fs.flush != nil {
-		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.d, fs.flush.flushes.Load(), fs.flush.overruns.Load()
+		s.FlushLatency, s.Flushes, s.FlushOverruns = fs.flush.D, fs.flush.Flushes.Load(), fs.flush.Overruns.Load()
 	}
-	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = fs.syncs.data.Load(), fs.syncs.dir.Load(), fs.syncs.checkpoint.Load()
-	s.Writebacks = fs.syncs.writeback.Load()
-	s.Learned = fs.learned.Load()
+	sc := &fs.files.Syncs
+	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = sc.Data.Load(), sc.Dir.Load(), fs.ckptSyncs.Load()
+	s.Writebacks = sc.Writeback.Load()
+	s.Learned = fs.files.Learned.Load()
 	return s
 }

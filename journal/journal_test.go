@@ -406,10 +406,9 @@ func TestWriteDirect(t *testing.T) {
 	must[int](t)(fs.WriteDirect(a.Ino, page, 0))
 	must[int](t)(fs.WriteDirect(a.Ino, []byte("unaligned"), 100))
 	must[int](t)(fs.WriteDirect(a.Ino, bytes.Repeat([]byte("q"), 4096), 16384))
-	st := fs.existingState(a.Ino)
-	if st.direct == nil || st.noDirect {
+	if open, refused := fs.files.State(a.Ino).DirectIO(); !open || refused {
 		t.Errorf("the aligned writes went buffered (O_DIRECT descriptor %v, refused %v), though the filesystem under the store takes O_DIRECT",
-			st.direct != nil, st.noDirect)
+			open, refused)
 	}
 	want := append(append([]byte(nil), page...), bytes.Repeat([]byte("q"), 4096)...)
 	copy(want[100:], "unaligned")

@@ -11,7 +11,6 @@ import (
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
-	"github.com/xlogfs/xlogfs/logbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,7 +64,7 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 			// fsync makes the learned size durable with the bytes.
 			must[int](t)(f.WriteAt([]byte("!"), 12))
 			check(t, fs.Fsync(a.Ino, true))
-			if fs.learned.Load() == 0 {
+			if fs.files.Learned.Load() == 0 {
 				t.Fatal("nothing learned")
 			}
 			if storeDir == "crashfs" {
@@ -422,7 +421,7 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 		t.Fatal("a read-only passthrough open marked the file")
 	}
 	w := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
-	if _, _, _, durable := fs.x.SnapshotStats(); !marked(fs) || durable < logbuf.LSN(fs.state(a.Ino).markLSN.Load()) {
+	if _, _, _, durable := fs.x.SnapshotStats(); !marked(fs) || durable < fs.files.State(a.Ino).MarkLSN() {
 		t.Fatal("an open for writing in passthrough returned before the file's mark was durable")
 	}
 	must[int](t)(w.WriteAt([]byte("hello"), 0))

@@ -20,6 +20,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -342,7 +343,7 @@ func (w *powerWorld) mount(cfs *testfs.CrashFS, files map[meta.Ino]*fileOracle) 
 	w.mu.Lock()
 	w.written, w.hist, w.histBy, w.ckpts = nil, nil, map[int64][]int{}, map[uint64][]byte{}
 	w.mu.Unlock()
-	dev, err := openFileDevice(cfs, filepath.Join(w.dir, store.LogName))
+	dev, err := recovery.OpenLogDevice(cfs, filepath.Join(w.dir, store.LogName))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -1012,7 +1013,7 @@ func TestPowerLoss(t *testing.T) {
 			}
 			w.take()
 			cs.checkpoints += int(w.fs.ckpts.Load())
-			cs.writebacks += int(w.fs.syncs.writeback.Load())
+			cs.writebacks += int(w.fs.files.Syncs.Writeback.Load())
 			w.fs.Abandon()
 			w.mu.Lock()
 			states := w.states

@@ -5,7 +5,6 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
@@ -23,7 +22,7 @@ import (
 // NoRecovery (with ReadOnly) writes nothing to the store at all: the log
 // is replayed into the in-memory metadata only, and the bytes of data-
 // journal writes, truncations and hole punches it holds are kept in
-// memory and laid over the data files' bytes on reads (replayOverlay), so
+// memory and laid over the data files' bytes on reads (datafile.Overlay), so
 // files read as a recovered mount would show them. The store is opened
 // through a StoreFS that refuses every write with EROFS, and the log
 // device opened read-only: nothing can change the store by mistake, and a
@@ -102,15 +101,6 @@ func (fs *FS) changeRefused() error {
 	return fs.x.Failure()
 }
 
-// dataOpenFlag is how data files are opened: for reading only on a
-// read-only mount.
-func (fs *FS) dataOpenFlag() int {
-	if fs.opts.ReadOnly {
-		return os.O_RDONLY
-	}
-	return os.O_RDWR
-}
-
 // MountMode says how the store is mounted, as .stats shows it: "rw",
 // "ro", or "ro,norecovery".
 func (fs *FS) MountMode() string {
@@ -121,51 +111,6 @@ func (fs *FS) MountMode() string {
 		return "ro"
 	}
 	return "rw"
-}
-
-// replayOverlay holds, for a NoRecovery mount, what replay would have done to
-// the data files: per inode, the ops that change a data file's bytes, in
-// log order. A read lays them over the data file's bytes.
-type replayOverlay map[meta.Ino][]*meta.Op
-
-// add keeps op if it changes a data file's bytes; it is replayOp's
-// choice of ops, made in memory.
-func (o replayOverlay) add(op *meta.Op, journal JournalMode) bool {
-	switch {
-	case op.Type == meta.OpWrite && op.Data != nil,
-		op.Type == meta.OpSetattr && op.Mask&meta.SetSize != 0 && journal == JournalData,
-		op.Type == meta.OpFallocate && journal == JournalData:
-		o[op.Ino] = append(o[op.Ino], op)
-		return true
-	}
-	return false
-}
-
-// apply lays ino's ops over p, which holds the data file's bytes at off
-// (zeros past its end).
-func (o replayOverlay) apply(ino meta.Ino, p []byte, off int64) {
-	end := off + int64(len(p))
-	zero := func(from, to int64) {
-		from, to = max(from, off), min(to, end)
-		if from < to {
-			clear(p[from-off : to-off])
-		}
-	}
-	for _, op := range o[ino] {
-		switch op.Type {
-		case meta.OpWrite:
-			from, to := max(op.Off, off), min(op.Off+int64(len(op.Data)), end)
-			if from < to {
-				copy(p[from-off:to-off], op.Data[from-op.Off:to-op.Off])
-			}
-		case meta.OpSetattr:
-			zero(op.Size, end) // a cut: what lay past it reads as zeros if the file grows again
-		case meta.OpFallocate:
-			if op.Mode&(meta.FallocPunchHole|meta.FallocZeroRange) != 0 {
-				zero(op.Off, op.Off+op.Len)
-			}
-		}
-	}
 }
 
 // readOnlyOptions checks the read-only options and, for NoRecovery,

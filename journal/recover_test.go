@@ -15,6 +15,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -87,7 +88,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img1, windowOf(ck))
+	s := xlog.ScanLog(img1, recovery.WindowOf(ck))
 	var full *xlog.ScannedRecord
 	for i := range s.Records {
 		if s.Records[i].Header.Size == 256<<10 && s.Records[i].Header.RecordBytes() == 256<<10 {
@@ -157,7 +158,7 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedR
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, windowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck))
 	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
 		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.Records), s.Kind)
 	}
@@ -430,7 +431,7 @@ func TestCutThenTearAgain(t *testing.T) {
 		durable := dev.Image()
 		ck, err := ReadCheckpoint(dir)
 		check(t, err)
-		head := xlog.ScanLog(durable, windowOf(ck)).Head
+		head := xlog.ScanLog(durable, recovery.WindowOf(ck)).Head
 		// Three records' worth of writes, written but never synced.
 		for i := range 3 {
 			must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(0x10 + i)}, 30000), int64(i)*30000))
@@ -527,7 +528,7 @@ func TestCorruptionRefused(t *testing.T) {
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, windowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck))
 	if len(s.Records) < 250 {
 		t.Fatalf("only %d records", len(s.Records))
 	}
@@ -637,10 +638,10 @@ func FuzzRecoverLog(f *testing.F) {
 		img := make([]byte, 64<<10)
 		copy(img, b)
 		ck := &store.Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: meta.NewModel(0)}
-		s := xlog.ScanLog(img, windowOf(ck))
+		s := xlog.ScanLog(img, recovery.WindowOf(ck))
 		_ = s.Corruption()
 		m := meta.NewModel(0)
-		replay(s, 0, func(op *meta.Op) error { return m.Apply(op) })
+		recovery.Replay(s, 0, func(op *meta.Op) error { return m.Apply(op) })
 	})
 }
 
@@ -720,16 +721,16 @@ func BenchmarkReplay(b *testing.B) {
 	image := dev.Image()
 	fs.Abandon()
 	ck, _ := ReadCheckpoint(dir)
-	s := xlog.ScanLog(image, windowOf(ck))
+	s := xlog.ScanLog(image, recovery.WindowOf(ck))
 	var logBytes int64
 	for _, r := range s.Records {
 		logBytes += int64(r.Header.RecordBytes())
 	}
 	b.SetBytes(logBytes)
 	for b.Loop() {
-		s := xlog.ScanLog(image, windowOf(ck))
+		s := xlog.ScanLog(image, recovery.WindowOf(ck))
 		m := ck.Model.Clone()
-		if _, err := replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) }); err != nil {
+		if _, err := recovery.Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
@@ -35,8 +36,8 @@ func TestTimesByPOSIXRules(t *testing.T) {
 		for ino := range want {
 			before[ino] = attr(fs.GetAttr(ino))
 		}
-		time.Sleep(2 * fileTimeStep) // past the coarse write clock's step
-		start := time.Now().UnixNano() - int64(fileTimeStep)
+		time.Sleep(2 * datafile.FileTimeStep) // past the coarse write clock's step
+		start := time.Now().UnixNano() - int64(datafile.FileTimeStep)
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -31,7 +31,7 @@ const (
 	OpSetxattr                      // xattr Name of Ino = Data
 	OpRemovexattr                   // remove xattr Name of Ino
 	OpFree                          // drop the unlinked inode Ino once its last open is gone
-	OpSizeFollows                   // Ino's size follows its data file (Flags 1) or the log again (Flags 0): journal/passthrough.go
+	OpSizeFollows                   // Ino's size follows its data file (Flags 1) or the log again (Flags 0): journal/datafile/passthrough.go
 	OpMax
 )
 

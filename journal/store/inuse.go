@@ -3,8 +3,10 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,4 +36,19 @@ func InUse(dir string) (bool, error) {
 	default:
 		return false, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
+}
+
+// Lock takes the store's exclusive lock on st for a mount's life, or a
+// repair's: two mounts of one store would allocate the same inode numbers
+// and write the same log. The lock dies with the process, so a crash never
+// leaves it.
+func Lock(st StoreFS, dir string) (io.Closer, error) {
+	l, err := st.Lock(LockPath(dir), true)
+	if err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
+		}
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return l, nil
 }

@@ -74,7 +74,7 @@ type StoreFile interface {
 	Size() (int64, error)
 	// Stat is fstat(2): the file's size and times as the filesystem
 	// under the store keeps them. The journal reads the times only of
-	// data files someone else writes (see journal/passthrough.go).
+	// data files someone else writes (see journal/datafile/passthrough.go).
 	Stat() (FileStat, error)
 	// Writeback is sync_file_range(2) with WAIT_BEFORE, WRITE and
 	// WAIT_AFTER over the whole file: its dirty pages are written to the

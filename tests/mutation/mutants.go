@@ -105,7 +105,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "stale-blocks-kept",
 		Bug:    "a mount after a crash does not clear the blocks past the head before writing",
-		Edits:  []Edit{{"journal/fs.go", "\tif !scan.Clean && !opts.NoRecovery {\n", "\tif false && !opts.NoRecovery {\n"}},
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif !scan.Clean && m.Overlay == nil {\n", "\tif false && m.Overlay == nil {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCutThenTearAgain"}}},
 	},
 
@@ -113,13 +113,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "data-fdatasync-dropped",
 		Bug:    "fsync of a file (meta journal) skips the fdatasync of its data file",
-		Edits:  []Edit{{"journal/fsops.go", "\tif st.file != nil {\n\t\terr = fs.syncAndMeasure(st)\n\t} else {\n\t\terr = fs.withDataFileIfExists(ino, fs.fdatasync)\n\t}\n", ""}},
+		Edits:  []Edit{{"journal/datafile/sync.go", "\tif st.file != nil {\n\t\terr = f.syncAndMeasure(st)\n\t} else {\n\t\terr = f.With(ino, false, f.fdatasync)\n\t}\n", ""}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name:   "data-dir-fsync-dropped",
 		Bug:    "fsync of a new file does not fsync the data directory that names its data file",
-		Edits:  []Edit{{"journal/fsops.go", "if err := fs.syncDataDir(); err != nil { // the new data file's name", "if err := error(nil); err != nil { // the new data file's name"}},
+		Edits:  []Edit{{"journal/datafile/sync.go", "if err := f.SyncDir(); err != nil { // the new data file's name", "if err := error(nil); err != nil { // the new data file's name"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -152,13 +152,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "cut-before-log",
 		Bug:    "a shrinking truncate cuts the data file before its log record is durable",
-		Edits:  []Edit{{"journal/fsops.go", "\t\t\terr = fs.x.Force(lsn)\n", "\t\t\t_ = lsn\n"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "\t\terr = f.e.Force(lsn)\n", "\t\t_ = lsn\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name:   "replay-unsynced",
 		Bug:    "recovery checkpoints before the data files it replayed into are durable",
-		Edits:  []Edit{{"journal/fs.go", "\t\t\t\treturn f.Datasync()\n", "\t\t\t\treturn nil\n"}},
+		Edits:  []Edit{{"journal/datafile/files.go", "\t\t\t\treturn file.Datasync()\n", "\t\t\t\treturn nil\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -194,20 +194,20 @@ var Mutants = []Mutant{
 	{
 		Name:  "size-follows-ignored",
 		Bug:   "recovery cuts a marked inode's data file to the logged size: appends the kernel synced (O_SYNC, O_DSYNC, RWF_DSYNC) are lost",
-		Edits: []Edit{{"journal/passthrough.go", "\t\tif s.Size <= in.Size {\n", "\t\tif true || s.Size <= in.Size {\n"}},
+		Edits: []Edit{{"journal/recovery/recover.go", "\t\tif !ok || s.Size <= in.Size {\n", "\t\tif !ok || true {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughSyncAppendsSurvivePowerCut"}}, powerLoss,
 			{Pkg: "./tests", Tests: []string{"TestPassthroughRWFDsyncAppendsSurviveKill9", "TestPassthroughSyncOpenAppendsSurviveKill9"}}},
 	},
 	{
 		Name:   "no-size-follows-mark",
 		Bug:    "an open for writing in passthrough never marks the inode: recovery cuts to the logged size",
-		Edits:  []Edit{{"journal/passthrough.go", "if err := fs.markSizeFollows(ino, st, true); err != nil {", "if err := error(nil); err != nil {"}},
+		Edits:  []Edit{{"journal/datafile/passthrough.go", "if err := f.markSizeFollows(ino, st, true); err != nil {", "if err := error(nil); err != nil {"}},
 		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestPassthroughRWFDsyncAppendsSurviveKill9", "TestPassthroughSyncOpenAppendsSurviveKill9"}}},
 	},
 	{
 		Name:   "marked-shrink-unsynced",
 		Bug:    "a shrink of a marked inode returns before the data file's cut is durable: recovery keeps the longer data file",
-		Edits:  []Edit{{"journal/fsops.go", "\t\t\t\tcase follows:\n", "\t\t\t\tcase follows && false:\n"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "\t\t\tcase follows:\n", "\t\t\tcase follows && false:\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkStaysCut"}}},
 	},
 	{
@@ -219,7 +219,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "shrink-no-remark",
 		Bug:    "a shrink of a marked inode does not mark it again: appends the kernel syncs after the truncate are cut at recovery",
-		Edits:  []Edit{{"journal/fsops.go", "remark = err == nil", "remark = false"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "remark = err == nil", "remark = false"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughShrinkStaysCut"}}},
 	},
 

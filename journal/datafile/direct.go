@@ -1,4 +1,4 @@
-package journal
+package datafile
 
 import (
 	"os"
@@ -45,27 +45,27 @@ func directOK(off int64, n int) bool {
 // exists: the caller opened it), or nil when the filesystem under the store
 // refuses O_DIRECT (tmpfs does); then writes stay buffered. The caller
 // holds st.mu.
-func (fs *FS) directFile(ino meta.Ino, st *inodeState) store.StoreFile {
+func (f *Files) directFile(ino meta.Ino, st *Inode) store.StoreFile {
 	if st.direct == nil && !st.noDirect {
-		f, err := fs.st.OpenFile(fs.dataPath(ino), os.O_RDWR|syscall.O_DIRECT, 0)
+		file, err := f.cfg.Store.OpenFile(f.Path(ino), os.O_RDWR|syscall.O_DIRECT, 0)
 		if err != nil {
 			st.noDirect = true
 			return nil
 		}
-		st.direct = f
+		st.direct = file
 	}
 	return st.direct
 }
 
-// writeAt writes p at off to ino's data file f, through O_DIRECT when
+// writeAt writes p at off to ino's data file, through O_DIRECT when
 // asked and possible. The caller holds st.mu.
-func (fs *FS) writeAt(ino meta.Ino, st *inodeState, f store.StoreFile, p []byte, off int64, direct bool) (int, error) {
+func (f *Files) writeAt(ino meta.Ino, st *Inode, file store.StoreFile, p []byte, off int64, direct bool) (int, error) {
 	if direct && directOK(off, len(p)) {
-		if df := fs.directFile(ino, st); df != nil {
+		if df := f.directFile(ino, st); df != nil {
 			return writeDirect(df, p, off)
 		}
 	}
-	return f.WriteAt(p, off)
+	return file.WriteAt(p, off)
 }
 
 // writeDirect writes p at off through the O_DIRECT descriptor.
@@ -77,14 +77,11 @@ func writeDirect(f store.StoreFile, p []byte, off int64) (int, error) {
 	return f.WriteAt(b, off)
 }
 
-// closeFiles closes the inode's data file descriptors.
-func (st *inodeState) closeFiles() {
-	if st.file != nil {
-		st.file.Close()
-		st.file = nil
-	}
-	if st.direct != nil {
-		st.direct.Close()
-		st.direct = nil
-	}
+// DirectIO reports whether the inode's data file has an O_DIRECT
+// descriptor open for aligned writes, and whether the filesystem under the
+// store refused one (then they go buffered).
+func (st *Inode) DirectIO() (open, refused bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.direct != nil, st.noDirect
 }

@@ -1,4 +1,4 @@
-package journal
+package recovery
 
 import (
 	"errors"
@@ -72,28 +72,28 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	s := xlog.ScanLog(img, windowOf(ck))
+	s := xlog.ScanLog(img, WindowOf(ck))
 	rep.Records, rep.Later, rep.Clean, rep.Head = s.Records, s.Later, s.Clean, s.Head.LSN()
 	if s.Kind != xlog.ScanEnd {
 		rep.Bad = s.Stop
 	}
 	rep.Torn = s.Kind == xlog.ScanTorn
 	rep.Corrupt = s.Corruption()
-	rep.AtStake, rep.InFlight, rep.LogBufs = s.AtStake, s.InFlight, xlog.InFlightAllowance(windowOf(ck))
+	rep.AtStake, rep.InFlight, rep.LogBufs = s.AtStake, s.InFlight, xlog.InFlightAllowance(WindowOf(ck))
 	if all {
 		rep.Old = xlog.OldRecords(img, s)
 	}
 	m := ck.Model.Clone()
-	r, err := replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) })
-	rep.Replayed, rep.Dropped, rep.ReplayErr = r.transactions, r.dropped, err
+	r, err := Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) })
+	rep.Replayed, rep.Dropped, rep.ReplayErr = r.Transactions, r.Dropped, err
 	m.DropOrphans()
 	rep.Model = m
 	rep.Problems = m.Check()
 	return rep, nil
 }
 
-// windowOf is what walking the log needs of ck.
-func windowOf(ck *store.Checkpoint) xlog.Window {
+// WindowOf is what walking the log needs of ck.
+func WindowOf(ck *store.Checkpoint) xlog.Window {
 	return xlog.Window{Tail: ck.TailLSN, LogBufs: ck.LogBufs, LogBSize: ck.LogBSize, Describe: describeRegion}
 }
 
@@ -143,12 +143,12 @@ func Repair(dir string, r *LogReport) error {
 	if st == nil {
 		st = store.OSFS()
 	}
-	lock, err := lockStore(st, dir)
+	lock, err := store.Lock(st, dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	dev, err := openFileDevice(st, filepath.Join(dir, store.LogName))
+	dev, err := OpenLogDevice(st, filepath.Join(dir, store.LogName))
 	if err != nil {
 		return err
 	}
@@ -158,4 +158,13 @@ func Repair(dir string, r *LogReport) error {
 	logBlocks := uint64(r.Superblock.LogSize / logbuf.BBSize)
 	n := logBlocks - (r.Bad.At.Abs - uint64(r.Checkpoint.TailLSN.Block()))
 	return xlog.ZeroAfterHead(dev, r.Bad.At, n)
+}
+
+// OpenLogDevice opens a store's log file on st as the log device.
+func OpenLogDevice(st store.StoreFS, path string) (xlog.Device, error) {
+	f, err := st.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return xlog.NewFileDevice(f)
 }

@@ -1,4 +1,4 @@
-package journal
+package recovery
 
 import (
 	"fmt"
@@ -8,19 +8,19 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// replayed is the outcome of replaying a scan onto a model.
-type replayed struct {
-	transactions int    // applied
-	dropped      int    // started but never committed: not applied
-	lastTID      uint32 // newest transaction now in the model
+// Replayed is the outcome of replaying a scan onto a model.
+type Replayed struct {
+	Transactions int    // applied
+	Dropped      int    // started but never committed: not applied
+	LastTID      uint32 // newest transaction now in the model
 }
 
-// replay applies the committed transactions of the scanned records that
+// Replay applies the committed transactions of the scanned records that
 // the checkpoint does not already hold, in log order. apply performs one op
 // (onto the model, and in data-journal mode onto the data files).
-func replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (replayed, error) {
+func Replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (Replayed, error) {
 	var ra logbuf.Reassembler
-	out := replayed{lastTID: lastTID}
+	out := Replayed{LastTID: lastTID}
 	for _, r := range s.Records {
 		ops := r.Record.Ops[:0:0]
 		for _, op := range r.Record.Ops {
@@ -46,10 +46,10 @@ func replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (replay
 			if err := apply(&op); err != nil {
 				return out, fmt.Errorf("replay: transaction %#x (LSN %v) %s: %w", tx.TID, tx.Commit, op.String(), err)
 			}
-			out.transactions++
-			out.lastTID = tx.TID
+			out.Transactions++
+			out.LastTID = tx.TID
 		}
 	}
-	out.dropped = ra.Pending()
+	out.Dropped = ra.Pending()
 	return out, nil
 }

@@ -1,0 +1,487 @@
+package datafile
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/logbuf"
+)
+
+// Engine is what the data path needs of the filesystem engine (package
+// journal): the model's view of an inode, the commit of a transaction, and
+// the log. The data path calls it without holding the engine's locks.
+type Engine interface {
+	// Inode returns what the model holds of ino now; false if no such
+	// inode exists.
+	Inode(ino meta.Ino) (Attrs, bool)
+	// Commit validates op, logs it and applies it to the model, under
+	// the model lock (a failed commit changes nothing), and returns the
+	// LSN to force for it to be durable.
+	Commit(op *meta.Op) (logbuf.LSN, error)
+	// Force makes the log durable up to lsn.
+	Force(lsn logbuf.LSN) error
+	// TailLSN is the log's tail: recovery reads no record older.
+	TailLSN() logbuf.LSN
+	// Refused is the error a change gets before it touches anything
+	// (EROFS on a read-only mount, the failure of a stopped journal).
+	Refused() error
+	// Checkpoints counts the checkpoints taken, and CheckpointLock is
+	// held by each while it runs: a shrink holds it from its force to
+	// its cut (Truncate).
+	Checkpoints() uint64
+	CheckpointLock() sync.Locker
+}
+
+// Attrs is what the data path needs of an inode's metadata.
+type Attrs struct {
+	Mode                uint32
+	Size, Mtime, Ctime  int64
+	SizeFollows, Exists bool
+}
+
+// regular is Attrs of ino if it is a regular file, else the errno a data
+// operation on it gets.
+func (f *Files) regular(ino meta.Ino) (Attrs, error) {
+	a, ok := f.e.Inode(ino)
+	switch {
+	case !ok:
+		return a, syscall.ENOENT
+	case a.Mode&meta.ModeType == meta.ModeDir:
+		return a, syscall.EISDIR
+	case a.Mode&meta.ModeType != meta.ModeReg:
+		return a, syscall.EINVAL
+	}
+	return a, nil
+}
+
+func (f *Files) size(ino meta.Ino) int64 {
+	a, _ := f.e.Inode(ino)
+	return a.Size
+}
+
+// Config sets up the data path of a mount.
+type Config struct {
+	Store   store.StoreFS
+	Dir     string // the data directory, DIR/data
+	LogData bool   // data-journal mode: written bytes go through the log too
+	// ImmediateWrite, in metadata-journal mode, logs writes of at most
+	// this many bytes with their bytes (immediate.go); 0: none.
+	ImmediateWrite int
+	MaxTxn         int  // largest write one transaction carries (data journal)
+	ReadOnly       bool // data files are opened for reading only
+	// FlushCovers: the log's device flush makes data files' written-back
+	// blocks durable too (the log is a file beside them, on the same
+	// filesystem), so an fsync may write an overwrite back without a
+	// flush of its own (WriteBack).
+	FlushCovers bool
+	Flush       *FlushLatency // emulated flush latency; nil: none
+	Overlay     Overlay       // NoRecovery: what replay would have written, laid over reads
+	Logf        func(format string, a ...any)
+}
+
+// Files is a mount's data path: the data files and the per-inode state
+// that orders their I/O with the log.
+type Files struct {
+	e   Engine
+	cfg Config
+
+	Syncs   SyncCounts
+	Learned atomic.Uint64 // setattrs committed for what the kernel did to data files
+
+	statesMu sync.Mutex
+	states   map[meta.Ino]*Inode
+	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go), under statesMu
+	ptLive   atomic.Int32        // len(ptStale), read without the lock
+
+	dirtyMu sync.Mutex
+	dirty   map[meta.Ino]bool // data files written since the last checkpoint
+
+	freedMu sync.Mutex
+	freed   []freedInode // data files to delete once the free is durable
+}
+
+type freedInode struct {
+	ino meta.Ino
+	lsn logbuf.LSN
+}
+
+// New returns the data path of cfg.Dir, creating the directory if needed.
+// The engine may be set later (SetEngine), before the first operation:
+// recovery uses only the data files.
+func New(cfg Config) (*Files, error) {
+	if _, err := store.MkdirAll(cfg.Store, cfg.Dir); err != nil {
+		return nil, err
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return &Files{cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}, nil
+}
+
+// SetEngine connects the data path to the engine whose transactions
+// describe it.
+func (f *Files) SetEngine(e Engine) { f.e = e }
+
+// Inode is the in-core inode: what the filesystem keeps per inode besides
+// metadata: who uses it, the data file, and the LSNs a fsync must force.
+type Inode struct {
+	mu    sync.Mutex   // orders data-file I/O with the transactions describing it
+	Opens atomic.Int32 // open file handles
+	Holds atomic.Int32 // references the caller (the kernel, via fusefs) keeps
+	// LSN is the newest transaction touching the inode, DataLSN the
+	// newest one fdatasync needs (size, new inode, logged data, a
+	// data-journal punch): the engine's, under its model lock.
+	LSN, DataLSN logbuf.LSN
+
+	file      store.StoreFile
+	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
+	noDirect  bool            // the filesystem under the store refused O_DIRECT
+	newFile   bool            // data file created since the data directory was last synced
+	dataDirty bool            // data file written since the last fdatasync
+	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
+	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
+	// What fsync's write-back without a flush needs (WriteBack): the size
+	// the last fdatasync of the open data file synced (-1: none yet), how
+	// much of it was written in place then, and whether the journal
+	// changed the data file's blocks or size since.
+	syncedSize   int64
+	overwritable int64
+	allocDirty   bool
+
+	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
+
+	// Passthrough (passthrough.go): opens through which the kernel writes
+	// the data file itself, whether it may have changed it since the
+	// journal last learned it, and its mtime then.
+	ptOpens     atomic.Int32 // passthrough opens, of the opens
+	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
+	ptWriters   atomic.Int32
+	ptStale     bool
+	ptMtime     int64
+	syncWarned  bool // said that a synchronous open joined passthrough ones
+	// The newest OpSizeFollows that set the inode's mark: an open for
+	// writing in passthrough forces it before the kernel may write.
+	markLSN atomic.Uint64
+}
+
+// MarkLSN is the LSN of the newest record that set the inode's mark.
+func (in *Inode) MarkLSN() logbuf.LSN { return logbuf.LSN(in.markLSN.Load()) }
+
+// State returns ino's in-core inode, creating it.
+func (f *Files) State(ino meta.Ino) *Inode {
+	f.statesMu.Lock()
+	defer f.statesMu.Unlock()
+	st := f.states[ino]
+	if st == nil {
+		st = &Inode{syncedSize: -1}
+		f.states[ino] = st
+	}
+	return st
+}
+
+// Existing returns ino's in-core inode if there is one.
+func (f *Files) Existing(ino meta.Ino) *Inode {
+	f.statesMu.Lock()
+	defer f.statesMu.Unlock()
+	return f.states[ino]
+}
+
+// InUse reports whether an inode is open or held.
+func (f *Files) InUse(ino meta.Ino) bool {
+	st := f.Existing(ino)
+	return st != nil && (st.Opens.Load() > 0 || st.Holds.Load() > 0)
+}
+
+// Release undoes an open of ino: the last one closes the data file. It
+// reports whether ino had an in-core inode.
+func (f *Files) Release(ino meta.Ino) bool {
+	st := f.Existing(ino)
+	if st == nil {
+		return false
+	}
+	if st.Opens.Add(-1) <= 0 {
+		st.Opens.Store(0)
+		st.mu.Lock()
+		st.doneWithFile()
+		st.mu.Unlock()
+	}
+	return true
+}
+
+// Forget drops a freed inode's state and schedules its data file for
+// deletion once the free at lsn is durable (Reap).
+func (f *Files) Forget(ino meta.Ino, lsn logbuf.LSN) {
+	f.statesMu.Lock()
+	if st := f.states[ino]; st != nil {
+		st.closeFiles()
+	}
+	delete(f.states, ino)
+	f.statesMu.Unlock()
+	f.freedMu.Lock()
+	f.freed = append(f.freed, freedInode{ino: ino, lsn: lsn})
+	f.freedMu.Unlock()
+}
+
+// CloseAll closes every data file descriptor (unmount, crash).
+func (f *Files) CloseAll() {
+	f.statesMu.Lock()
+	defer f.statesMu.Unlock()
+	for _, st := range f.states {
+		st.closeFiles()
+	}
+}
+
+// Path is ino's data file.
+func (f *Files) Path(ino meta.Ino) string {
+	return filepath.Join(f.cfg.Dir, strconv.FormatUint(uint64(ino), 10))
+}
+
+// With runs fn on ino's data file, opened for the call, creating the file
+// if it does not exist yet and create is set; without create, a missing
+// data file (freed since) is no error and fn does not run.
+func (f *Files) With(ino meta.Ino, create bool, fn func(store.StoreFile) error) error {
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	file, err := f.cfg.Store.OpenFile(f.Path(ino), flags, 0o600)
+	if err != nil {
+		if !create && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	err = fn(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Stat returns ino's data file's size and times, opened for reading only;
+// false if it has none.
+func (f *Files) Stat(ino meta.Ino) (store.FileStat, bool, error) {
+	file, err := f.cfg.Store.OpenFile(f.Path(ino), os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return store.FileStat{}, false, nil
+	}
+	if err != nil {
+		return store.FileStat{}, false, err
+	}
+	defer file.Close()
+	s, err := file.Stat()
+	return s, err == nil, err
+}
+
+// file returns the open data file of a regular file, opening (and
+// creating) it as needed. The caller holds st.mu.
+func (f *Files) file(ino meta.Ino, st *Inode) (store.StoreFile, error) {
+	return f.openFile(ino, st, true)
+}
+
+// fileToChange is file for an op about to change the data file: a cut a
+// shrink still owes is made first, so bytes past the file's end never come
+// back inside it.
+func (f *Files) fileToChange(ino meta.Ino, st *Inode) (store.StoreFile, error) {
+	file, err := f.file(ino, st)
+	if err == nil && st.cutOwed {
+		if err = file.Truncate(f.size(ino)); err == nil {
+			st.cutOwed = false
+			st.allocDirty = true
+			st.dataDirty = true
+			f.MarkDirty(ino)
+			err = f.syncBeforeSuperseding(st, file)
+		}
+	}
+	return file, err
+}
+
+// openFile is file; without create, a missing data file is (nil, nil):
+// the file has no bytes written yet.
+func (f *Files) openFile(ino meta.Ino, st *Inode, create bool) (store.StoreFile, error) {
+	if st.file != nil {
+		return st.file, nil
+	}
+	flag := os.O_RDWR
+	if f.cfg.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	file, err := f.cfg.Store.OpenFile(f.Path(ino), flag, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		if !create {
+			return nil, nil
+		}
+		file, err = f.cfg.Store.OpenFile(f.Path(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		st.newFile = err == nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.file = file
+	return file, nil
+}
+
+// doneWithFile closes the data file again if nobody has the inode open.
+func (st *Inode) doneWithFile() {
+	if st.Opens.Load() == 0 {
+		st.closeFiles()
+	}
+}
+
+// closeFiles closes the inode's data file descriptors.
+func (st *Inode) closeFiles() {
+	if st.file != nil {
+		st.file.Close()
+		st.file = nil
+	}
+	if st.direct != nil {
+		st.direct.Close()
+		st.direct = nil
+	}
+}
+
+// MarkDirty notes that ino's data file needs the next checkpoint's sync.
+func (f *Files) MarkDirty(ino meta.Ino) {
+	f.dirtyMu.Lock()
+	f.dirty[ino] = true
+	f.dirtyMu.Unlock()
+}
+
+// SyncError is a data file the checkpoint could not sync.
+type SyncError struct {
+	Ino meta.Ino
+	Err error
+}
+
+func (e *SyncError) Error() string {
+	return fmt.Sprintf("syncing data file of inode %d: %v", e.Ino, e.Err)
+}
+func (e *SyncError) Unwrap() error { return e.Err }
+
+// SyncDirty makes every data file written since the last checkpoint
+// durable, and the data directory (new files' names). What it could not
+// sync stays dirty for the next checkpoint. A data file whose sync failed
+// may have lost what it was to write, although a later sync will succeed
+// (Linux marks the pages clean after a writeback error): its inode's fsync
+// reports EIO from then on, and the error is a *SyncError.
+func (f *Files) SyncDirty() error {
+	f.markPassthroughDirty()
+	f.dirtyMu.Lock()
+	dirty := f.dirty
+	f.dirty = map[meta.Ino]bool{}
+	f.dirtyMu.Unlock()
+	inos := slices.Sorted(maps.Keys(dirty))
+	redirty := func(inos []meta.Ino) {
+		f.dirtyMu.Lock()
+		for _, ino := range inos {
+			f.dirty[ino] = true
+		}
+		f.dirtyMu.Unlock()
+	}
+	for i, ino := range inos {
+		err := f.With(ino, false, f.fdatasync)
+		if err != nil {
+			redirty(inos[i:])
+			if st := f.Existing(ino); st != nil {
+				st.mu.Lock()
+				st.dataErr = err
+				st.mu.Unlock()
+			}
+			return &SyncError{Ino: ino, Err: err}
+		}
+	}
+	if err := f.SyncDir(); err != nil {
+		redirty(inos)
+		return err
+	}
+	return nil
+}
+
+// Reap deletes the data files of freed inodes whose free is durable (at or
+// below durable) and returns how many it deleted. It needs no checkpoint:
+// should a crash bring a deleted name back, recovery deletes the file of an
+// inode that no longer exists (Reconcile). A file it cannot delete stays
+// listed for the next try.
+func (f *Files) Reap(durable logbuf.LSN) int {
+	f.freedMu.Lock()
+	var keep, gone []freedInode
+	for _, fr := range f.freed {
+		if fr.lsn <= durable {
+			gone = append(gone, fr)
+		} else {
+			keep = append(keep, fr)
+		}
+	}
+	f.freed = keep
+	f.freedMu.Unlock()
+	n := 0
+	var failed []freedInode
+	for _, fr := range gone {
+		if err := f.cfg.Store.Remove(f.Path(fr.ino)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			f.cfg.Logf("deleting the data file of freed inode %d: %v (tried again later)", fr.ino, err)
+			failed = append(failed, fr)
+			continue
+		}
+		n++
+	}
+	if len(failed) > 0 {
+		f.freedMu.Lock()
+		f.freed = append(f.freed, failed...)
+		f.freedMu.Unlock()
+	}
+	return n
+}
+
+// Reconcile, at mount, deletes data files of inodes that no longer exist
+// and sets each remaining one to its recovered size, durably, with the data
+// directory: the data files replay wrote (data journal), because the fresh
+// checkpoint that follows moves the tail past the records holding those
+// bytes; and those it cut to size, because what lies past a file's end
+// (bytes of writes the log lost) must not come back inside it when a later
+// write extends the file and a crash then loses the cut.
+func (f *Files) Reconcile(m *meta.Model, replayed map[meta.Ino]bool) error {
+	st := f.cfg.Store
+	names, err := st.ReadDir(f.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		n, perr := strconv.ParseUint(name, 10, 64)
+		in := m.Inodes[meta.Ino(n)]
+		path := filepath.Join(f.cfg.Dir, name)
+		if perr != nil || in == nil || !in.IsRegular() {
+			if err := store.RemoveAll(st, path); err != nil {
+				return err
+			}
+			continue
+		}
+		info, err := st.Stat(path)
+		if err != nil {
+			return err
+		}
+		if info.Size() != in.Size || replayed[meta.Ino(n)] {
+			err := f.With(meta.Ino(n), false, func(file store.StoreFile) error {
+				if info.Size() != in.Size {
+					if err := file.Truncate(in.Size); err != nil {
+						return err
+					}
+				}
+				return file.Datasync()
+			})
+			if err != nil {
+				return fmt.Errorf("recovering data file %s: %w", path, err)
+			}
+		}
+	}
+	return st.SyncDir(f.cfg.Dir)
+}
