@@ -5,9 +5,15 @@ import (
 )
 
 // Check returns the inconsistencies of a model: entries naming missing
-// inodes, wrong link counts, directories whose ".." is wrong.
+// inodes, wrong link counts, directories whose ".." is wrong (the root's
+// is itself).
 func (m *Model) Check() []string {
 	var out []string
+	if root := m.Inodes[RootIno]; root == nil {
+		out = append(out, fmt.Sprintf("the root directory (inode %d) is missing", RootIno))
+	} else if root.Parent != RootIno {
+		out = append(out, fmt.Sprintf("the root directory (inode %d) has parent %d, want itself", RootIno, root.Parent))
+	}
 	links := map[Ino]uint32{}
 	subdirs := map[Ino]uint32{}
 	for _, in := range m.Inodes {

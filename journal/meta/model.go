@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"syscall"
 )
@@ -54,7 +55,7 @@ type Inode struct {
 	// SizeFollows marks a regular file that the kernel may write in
 	// passthrough, synchronously too (O_SYNC, O_DSYNC, RWF_DSYNC),
 	// without the journal seeing it: recovery takes its size to be at
-	// least its data file's (journal/passthrough.go). Set and cleared by
+	// least its data file's (journal/datafile/passthrough.go). Set and cleared by
 	// OpSizeFollows, and cleared by a shrinking setattr.
 	SizeFollows bool
 }
@@ -211,6 +212,9 @@ func (m *Model) create(op *Op, do bool) error {
 	}
 	if op.Ino < m.NextIno || m.Inodes[op.Ino] != nil {
 		return syscall.EINVAL // allocation is sequential; anything else is a bug or corruption
+	}
+	if op.Ino == math.MaxUint64 {
+		return syscall.ENOSPC // the last number: NextIno would wrap to 0, which no checkpoint can hold
 	}
 	t := op.Mode & ModeType
 	switch t {
@@ -471,7 +475,7 @@ func (m *Model) setattr(op *Op, do bool) error {
 	if op.Mask&SetSize != 0 {
 		if op.Size < in.Size {
 			// A shrink ends the mark: until the cut is durable and
-			// the mark set again (journal/passthrough.go), the
+			// the mark set again (journal/datafile/passthrough.go), the
 			// data file may be longer than the file with bytes
 			// that are not the file's.
 			in.SizeFollows = false
