@@ -13,6 +13,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
@@ -252,8 +253,11 @@ func TestRecoverOrphan(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the open unlinked file's data file is not in the crashed store: %v", err)
 	}
+	rep, err := recovery.Inspect(c.dir)
+	check(t, err)
 	r, m, err := recoverStore(t, c.dir, false, nil)
 	check(t, err)
+	inspectMatches(t, "orphan", rep, r, m)
 	if r.Orphans != 1 || r.Transactions != c.txns {
 		t.Errorf("report %+v, want %d transactions and 1 orphan freed", r.Report, c.txns)
 	}
