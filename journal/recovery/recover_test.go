@@ -423,3 +423,57 @@ func TestRecoverRestamped(t *testing.T) {
 		t.Error("the recovered model differs from the journal's at the crash")
 	}
 }
+
+// failingDevice fails reads, or writes and syncs, of the log.
+type failingDevice struct {
+	xlog.Device
+	read, write error
+}
+
+func (d failingDevice) ReadAt(p []byte, off int64) (int, error) {
+	if d.read != nil {
+		return 0, d.read
+	}
+	return d.Device.ReadAt(p, off)
+}
+
+func (d failingDevice) WriteAt(p []byte, off int64) (int, error) {
+	if d.write != nil {
+		return 0, d.write
+	}
+	return d.Device.WriteAt(p, off)
+}
+
+func (d failingDevice) Sync() error {
+	if d.write != nil {
+		return d.write
+	}
+	return d.Device.Sync()
+}
+
+// TestRecoverLogErrors: a log that cannot be read fails Recover with an
+// error saying what was read where; one whose stale blocks past the head
+// cannot be cleared fails it too, since the new writer must not start
+// over them.
+func TestRecoverLogErrors(t *testing.T) {
+	c := crashAfter(t, journal.Options{}, fsyncWork(2))
+	eio := errors.New("device gone")
+	m := newMount(t, c.dir, false, nil)
+	m.Log = failingDevice{Device: m.dev, read: eio}
+	r, err := recovery.Recover(m.Mount)
+	if !errors.Is(err, eio) || r != nil || !strings.Contains(err.Error(), fmt.Sprintf("reading the log (%d bytes at offset 0)", testLogSize)) {
+		t.Errorf("Recover of an unreadable log: %+v, %v; want the read's error, wrapped with what was read", r, err)
+	}
+
+	m = newMount(t, c.dir, false, nil)
+	m.Log = failingDevice{Device: m.dev, write: eio}
+	if r, err := recovery.Recover(m.Mount); !errors.Is(err, eio) || r != nil {
+		t.Errorf("Recover unable to clear the blocks past the head: %+v, %v; want the write's error", r, err)
+	}
+	// With the device working again the store recovers whole: the failed
+	// attempts left it as it was for that.
+	m = newMount(t, c.dir, false, nil)
+	if r, err := recovery.Recover(m.Mount); err != nil || r.Transactions != c.txns || m.Checkpoint.Model.Digest() != c.want.Digest() {
+		t.Errorf("Recover after the failures: %+v, %v; want all %d transactions replayed", r, err, c.txns)
+	}
+}
