@@ -117,6 +117,7 @@ type cnode struct {
 	cached  []dataChange // written back into the device's cache, not flushed: before every pending one
 	pending []dataChange // made since the last sync (and not written back), in order
 	minSize int64        // smallest size since the last sync
+	lost    []span.Span  // ranges a failed sync dropped: no later sync writes them, unless written again
 	lock    int          // flock: >0 shared holders, -1 exclusive
 	mtime   int64        // last change of data or size (ns), as fstat shows it; not kept by a crash
 }
@@ -641,10 +642,27 @@ func (f *crashFile) sync(op string) error {
 	keep := min(int64(len(n.disk)), n.minSize, size)
 	disk := Resized(n.disk[:keep], size)
 	copy(disk[keep:], n.data[keep:])
+	// Past the durable size, what a failed sync dropped reaches the disk
+	// as zeros (the size does, the pages do not), unless written again.
+	lost := span.Remove(slices.Clone(n.lost), 0, keep)
+	for _, l := range lost {
+		if l.Lo < size {
+			clear(disk[l.Lo:min(l.Hi, size)])
+		}
+	}
 	for _, ch := range slices.Concat(n.cached, n.pending) {
-		if ch.data != nil && ch.off < keep {
-			hi := min(ch.off+int64(len(ch.data)), keep)
+		if ch.data == nil {
+			continue
+		}
+		end := ch.off + int64(len(ch.data))
+		if ch.off < keep {
+			hi := min(end, keep)
 			copy(disk[ch.off:hi], n.data[ch.off:hi])
+		}
+		for _, l := range lost {
+			if lo, hi := max(l.Lo, ch.off), min(l.Hi, end, size); lo < hi {
+				copy(disk[lo:hi], n.data[lo:hi])
+			}
 		}
 	}
 	// What is now allocated and written on the device.
@@ -659,7 +677,7 @@ func (f *crashFile) sync(op string) error {
 		}
 	}
 	n.written = span.Remove(n.written, size, 1<<62)
-	n.disk, n.cached, n.pending, n.minSize = disk, nil, nil, size
+	n.disk, n.cached, n.pending, n.minSize, n.lost = disk, nil, nil, size, nil
 	delete(f.fs.cached, n)
 	f.fs.flushCacheLocked()
 	f.fs.changed(op, f.name)
@@ -717,10 +735,16 @@ func (f *crashFile) Overwritable() (int64, error) {
 // writebackFailed models a failed fsync on Linux: the changes it was to
 // write never reach the disk, yet the pages are clean again, so no later
 // sync writes them either (the page cache keeps showing them until they
-// are overwritten).
+// are overwritten). A later sync makes the size durable, and what an
+// append's lost pages held past the old durable size reads back as zeros.
 func (f *crashFile) writebackFailed() {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	for _, ch := range f.n.pending {
+		if ch.data != nil {
+			f.n.lost = span.Add(f.n.lost, ch.off, ch.off+int64(len(ch.data)))
+		}
+	}
 	f.n.pending = nil
 	f.n.minSize = int64(len(f.n.data))
 }
