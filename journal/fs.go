@@ -116,6 +116,7 @@ type FS struct {
 	files *datafile.Files // the data files and the in-core inodes
 
 	ckptMu   sync.Mutex // one checkpoint at a time
+	runMu    sync.Mutex // one runCheckpoint at a time: its retry sees what an earlier one reaped
 	ckptSeq  uint64
 	ckptReq  chan struct{}
 	ckptStop chan struct{}
@@ -547,6 +548,11 @@ func (fs *FS) checkpointer() {
 // or (data journal) a data file could not be written back, which leaves
 // the log as the only copy of its bytes.
 func (fs *FS) runCheckpoint() {
+	// Serialized whole, not only each checkpoint: otherwise one run's
+	// reap could take the freed inodes another run's failure needs to
+	// retry with, and leave it reporting a failure the first one fixed.
+	fs.runMu.Lock()
+	defer fs.runMu.Unlock()
 	err := fs.checkpoint(false)
 	if err != nil && fs.x.Failure() == nil {
 		var wb *writebackError
