@@ -155,6 +155,27 @@ func (f *Files) writeChangesNothing(ino meta.Ino, end int64) bool {
 	return ok && end <= a.Size && a.Mtime == t && a.Ctime == t
 }
 
+// changing takes ino's lock for a change of its data file by the journal
+// (a truncate, a fallocate): it first learns what the kernel did to the
+// data file, and returns it with any cut a shrink owes made. done closes
+// the data file again if nobody has the inode open, and drops the lock.
+func (f *Files) changing(ino meta.Ino) (st *Inode, file store.StoreFile, done func(), err error) {
+	st = f.State(ino)
+	st.mu.Lock()
+	done = func() {
+		st.doneWithFile()
+		st.mu.Unlock()
+	}
+	if err = f.learn(ino, st); err == nil {
+		file, err = f.fileToChange(ino, st)
+	}
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return st, file, done, nil
+}
+
 // Truncate sets the regular file ino's size. commit logs the setattr (the
 // engine's, which may drop privileges with it) once the data file is ready
 // for it: after the data file grew, before it shrinks.
@@ -172,17 +193,11 @@ func (f *Files) Truncate(ino meta.Ino, size int64, commit func() (logbuf.LSN, er
 	if err := f.e.Refused(); err != nil {
 		return err
 	}
-	st := f.State(ino)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	defer st.doneWithFile()
-	if err := f.learn(ino, st); err != nil {
-		return err
-	}
-	file, err := f.fileToChange(ino, st)
+	st, file, done, err := f.changing(ino)
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer f.afterChange(st, file)
 	if size < f.size(ino) {
 		return f.shrink(ino, st, file, size, commit)
@@ -286,17 +301,11 @@ func (f *Files) Fallocate(ino meta.Ino, mode uint32, off, length int64) error {
 	if err := f.e.Refused(); err != nil {
 		return err
 	}
-	st := f.State(ino)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	defer st.doneWithFile()
-	if err := f.learn(ino, st); err != nil {
-		return err
-	}
-	file, err := f.fileToChange(ino, st)
+	st, file, done, err := f.changing(ino)
 	if err != nil {
 		return err
 	}
+	defer done()
 	if err := file.Allocate(mode, off, length); err != nil {
 		return err
 	}

@@ -141,17 +141,7 @@ func crashAfter(t *testing.T, o journal.Options, work func(fs *journal.FS, c *cr
 // transactions.
 func filesWork(n int) func(fs *journal.FS, c *crash) int {
 	return func(fs *journal.FS, c *crash) int {
-		for i := range n {
-			name := fmt.Sprintf("f%d", i)
-			a, err := fs.Create(meta.RootIno, name, meta.ModeReg|0o644, 0, 0, 0, "")
-			if err != nil {
-				panic(err)
-			}
-			c.ino[name] = a.Ino
-			if _, err := fs.Write(a.Ino, pattern(i), 0); err != nil {
-				panic(err)
-			}
-		}
+		createFiles(fs, c, n, false)
 		d, err := fs.Create(meta.RootIno, "d", meta.ModeDir|0o755, 0, 0, 0, "")
 		if err != nil {
 			panic(err)
@@ -167,25 +157,35 @@ func filesWork(n int) func(fs *journal.FS, c *crash) int {
 // pattern is file i's bytes in filesWork.
 func pattern(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 700+100*i) }
 
-// fsyncWork is filesWork with an fsync after each file, so each file's two
-// transactions are a record of their own: n+1 records.
+// fsyncWork creates and writes n files as filesWork does, with an fsync
+// after each, so each file's two transactions are a record of their own:
+// n+1 records, 2n transactions.
 func fsyncWork(n int) func(fs *journal.FS, c *crash) int {
 	return func(fs *journal.FS, c *crash) int {
-		for i := range n {
-			name := fmt.Sprintf("f%d", i)
-			a, err := fs.Create(meta.RootIno, name, meta.ModeReg|0o644, 0, 0, 0, "")
-			if err != nil {
-				panic(err)
-			}
-			c.ino[name] = a.Ino
-			if _, err := fs.Write(a.Ino, pattern(i), 0); err != nil {
-				panic(err)
-			}
+		createFiles(fs, c, n, true)
+		return 2 * n
+	}
+}
+
+// createFiles creates files f0..f<n-1>, each written with its pattern,
+// and fsynced if fsync is set. A workload runs outside the test's
+// goroutine checks, so a failure panics (the test then fails).
+func createFiles(fs *journal.FS, c *crash, n int, fsync bool) {
+	for i := range n {
+		name := fmt.Sprintf("f%d", i)
+		a, err := fs.Create(meta.RootIno, name, meta.ModeReg|0o644, 0, 0, 0, "")
+		if err != nil {
+			panic(err)
+		}
+		c.ino[name] = a.Ino
+		if _, err := fs.Write(a.Ino, pattern(i), 0); err != nil {
+			panic(err)
+		}
+		if fsync {
 			if err := fs.Fsync(a.Ino, false); err != nil {
 				panic(err)
 			}
 		}
-		return 2 * n
 	}
 }
 
