@@ -278,6 +278,17 @@ func DecodeOp(b []byte) (Op, error) {
 	return op, nil
 }
 
+// varintErr is the error of a varint binary.Uvarint or Varint refused with
+// n: the region ended inside it (0), or it runs past 64 bits (n < 0).
+func varintErr(n int) error {
+	if n < 0 {
+		return errLongVarint
+	}
+	return errShortOp
+}
+
+var errLongVarint = errors.New("a varint field runs past 64 bits")
+
 // Decoder reads varints and byte strings, remembering the first error.
 type Decoder struct {
 	B   []byte
@@ -290,7 +301,7 @@ func (d *Decoder) Uvarint() uint64 {
 	}
 	v, n := binary.Uvarint(d.B)
 	if n <= 0 {
-		d.Err = errShortOp
+		d.Err = varintErr(n)
 		return 0
 	}
 	d.B = d.B[n:]
@@ -303,7 +314,7 @@ func (d *Decoder) varint() int64 {
 	}
 	v, n := binary.Varint(d.B)
 	if n <= 0 {
-		d.Err = errShortOp
+		d.Err = varintErr(n)
 		return 0
 	}
 	d.B = d.B[n:]

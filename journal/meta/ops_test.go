@@ -164,7 +164,7 @@ func TestDecodeOpCorrupt(t *testing.T) {
 		{"type OpMax", []byte{byte(OpMax), 1}, "unknown op type 13"},
 		{"type 255", []byte{255}, "unknown op type 255"},
 		// free: ino a varint of 11 bytes, too long for 64 bits.
-		{"overlong varint", append([]byte{byte(OpFree)}, bytes.Repeat([]byte{0xff}, 11)...), "free op: op region ends early"},
+		{"overlong varint", append([]byte{byte(OpFree)}, bytes.Repeat([]byte{0xff}, 11)...), "free op: a varint field runs past 64 bits"},
 		// sizefollows: ino 1, flags 1<<32.
 		{"uint32 out of range", []byte{byte(OpSizeFollows), 1, 0x80, 0x80, 0x80, 0x80, 0x10}, "sizefollows op: value 4294967296 out of range"},
 		// removexattr: ino 1, a name of 100 bytes with 3 present.

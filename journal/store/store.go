@@ -61,8 +61,11 @@ func (sb *Superblock) encode() []byte {
 }
 
 func decodeSuperblock(b []byte, path string) (*Superblock, error) {
-	if len(b) != superSize || !bytes.HasPrefix(b, []byte(superMagic)) {
-		return nil, fmt.Errorf("%s: not an xlogfs superblock", path)
+	if !bytes.HasPrefix(b, []byte(superMagic)) {
+		return nil, fmt.Errorf("%s: not an xlogfs superblock (no %q magic at offset 0)", path, superMagic)
+	}
+	if len(b) != superSize {
+		return nil, fmt.Errorf("%s: not an xlogfs superblock: %d bytes, want %d (truncated or extended)", path, len(b), superSize)
 	}
 	if got, want := binary.LittleEndian.Uint32(b[superSize-4:]), cksum.Checksum(b[:superSize-4]); got != want {
 		return nil, fmt.Errorf("%s: superblock CRC mismatch: stored %#08x, computed %#08x", path, got, want)

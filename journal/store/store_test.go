@@ -370,9 +370,9 @@ func TestReadSuperblockCorrupt(t *testing.T) {
 		edit func(b []byte) []byte
 		want string
 	}{
-		{"truncated", func(b []byte) []byte { return b[:511] }, "not an xlogfs superblock"},
+		{"truncated", func(b []byte) []byte { return b[:511] }, "not an xlogfs superblock: 511 bytes, want 512"},
 		{"empty", func(b []byte) []byte { return nil }, "not an xlogfs superblock"},
-		{"longer", func(b []byte) []byte { return append(b, 0) }, "not an xlogfs superblock"},
+		{"longer", func(b []byte) []byte { return append(b, 0) }, "not an xlogfs superblock: 513 bytes, want 512"},
 		{"magic", func(b []byte) []byte { b[0] = 'Y'; return b }, "not an xlogfs superblock"},
 		{"flipped bit", func(b []byte) []byte { b[100] ^= 1; return b }, "superblock CRC mismatch"},
 		{"crc", func(b []byte) []byte { b[510] ^= 0x80; return b }, "superblock CRC mismatch"},
