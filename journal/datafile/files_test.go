@@ -403,3 +403,34 @@ func TestDirectWrites(t *testing.T) {
 		t.Fatal("the data file does not hold what was written")
 	}
 }
+
+// TestFallocateModes: fallocate(2)'s refusals, as the VFS makes them: an
+// unknown mode bit, a punch without KEEP_SIZE, a punch with a zero range;
+// and a bad range is EINVAL. None touches the data file or the log.
+func TestFallocateModes(t *testing.T) {
+	f, e, ino := setup(t, nil, Config{})
+	for _, c := range []struct {
+		mode      uint32
+		off, n    int64
+		wantErrno syscall.Errno
+	}{
+		{0x80, 0, 10, syscall.EOPNOTSUPP},
+		{meta.FallocPunchHole, 0, 10, syscall.EOPNOTSUPP},
+		{meta.FallocPunchHole | meta.FallocZeroRange | meta.FallocKeepSize, 0, 10, syscall.EOPNOTSUPP},
+		{0, -1, 10, syscall.EINVAL},
+		{0, 0, 0, syscall.EINVAL},
+	} {
+		if err := f.Fallocate(ino, c.mode, c.off, c.n); !errors.Is(err, c.wantErrno) {
+			t.Errorf("fallocate mode %#x [%d, +%d): %v, want %v", c.mode, c.off, c.n, err, c.wantErrno)
+		}
+	}
+	if len(e.ops) != 1 {
+		t.Fatalf("refused fallocates committed %d ops", len(e.ops)-1)
+	}
+	if err := f.Fallocate(ino, meta.FallocZeroRange, 0, 4096); err != nil {
+		t.Fatalf("a zero range: %v", err)
+	}
+	if a, _ := e.Inode(ino); a.Size != 4096 {
+		t.Fatalf("a zero range without KEEP_SIZE left size %d, want 4096", a.Size)
+	}
+}

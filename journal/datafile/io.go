@@ -295,7 +295,10 @@ func (f *Files) Fallocate(ino meta.Ino, mode uint32, off, length int64) error {
 	if off < 0 || length <= 0 {
 		return syscall.EINVAL
 	}
-	if mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 || mode&meta.FallocPunchHole != 0 && mode&meta.FallocKeepSize == 0 {
+	// As vfs_fallocate: only these modes; a punch keeps the size, and a
+	// punch and a zero range exclude each other.
+	punch, zero := mode&meta.FallocPunchHole != 0, mode&meta.FallocZeroRange != 0
+	if mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 || punch && mode&meta.FallocKeepSize == 0 || punch && zero {
 		return syscall.EOPNOTSUPP
 	}
 	if err := f.e.Refused(); err != nil {
