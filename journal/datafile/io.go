@@ -156,10 +156,14 @@ func (f *Files) writeChangesNothing(ino meta.Ino, end int64) bool {
 }
 
 // changing takes ino's lock for a change of its data file by the journal
-// (a truncate, a fallocate): it first learns what the kernel did to the
-// data file, and returns it with any cut a shrink owes made. done closes
-// the data file again if nobody has the inode open, and drops the lock.
+// (a truncate, a fallocate), unless the engine refuses changes: it first
+// learns what the kernel did to the data file, and returns it with any cut
+// a shrink owes made. done closes the data file again if nobody has the
+// inode open, and drops the lock.
 func (f *Files) changing(ino meta.Ino) (st *Inode, file store.StoreFile, done func(), err error) {
+	if err := f.e.Refused(); err != nil {
+		return nil, nil, nil, err // a change refused touches nothing
+	}
 	st = f.State(ino)
 	st.mu.Lock()
 	done = func() {
@@ -189,9 +193,6 @@ func (f *Files) Truncate(ino meta.Ino, size int64, commit func() (logbuf.LSN, er
 	}
 	if size < 0 {
 		return syscall.EINVAL
-	}
-	if err := f.e.Refused(); err != nil {
-		return err
 	}
 	st, file, done, err := f.changing(ino)
 	if err != nil {
@@ -300,9 +301,6 @@ func (f *Files) Fallocate(ino meta.Ino, mode uint32, off, length int64) error {
 	punch, zero := mode&meta.FallocPunchHole != 0, mode&meta.FallocZeroRange != 0
 	if mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 || punch && mode&meta.FallocKeepSize == 0 || punch && zero {
 		return syscall.EOPNOTSUPP
-	}
-	if err := f.e.Refused(); err != nil {
-		return err
 	}
 	st, file, done, err := f.changing(ino)
 	if err != nil {
