@@ -61,30 +61,15 @@ func (readOnlyFile) Allocate(uint32, int64, int64) error {
 func (readOnlyFile) Sync() error     { return syscall.EROFS }
 func (readOnlyFile) Datasync() error { return syscall.EROFS }
 
-// readOnlyDevice is the log file opened for reading only.
-type readOnlyDevice struct {
-	f    store.StoreFile
-	size int64
-}
-
+// openReadOnlyDevice opens the log file for reading only: a file device
+// whose writes and syncs fail with EROFS, as readOnlyFile's do.
 func openReadOnlyDevice(st store.StoreFS, path string) (xlog.Device, error) {
 	f, err := st.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	size, err := f.Size()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &readOnlyDevice{f: f, size: size}, nil
+	return xlog.NewFileDevice(readOnlyFile{f})
 }
-
-func (d *readOnlyDevice) ReadAt(p []byte, off int64) (int, error) { return d.f.ReadAt(p, off) }
-func (d *readOnlyDevice) WriteAt([]byte, int64) (int, error)      { return 0, syscall.EROFS }
-func (d *readOnlyDevice) Sync() error                             { return syscall.EROFS }
-func (d *readOnlyDevice) Size() int64                             { return d.size }
-func (d *readOnlyDevice) Close() error                            { return d.f.Close() }
 
 // errNoRecoveryNeedsReadOnly refuses NoRecovery alone: a mount that
 // skipped recovery and then wrote would write over records it never
