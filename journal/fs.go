@@ -248,15 +248,11 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	if opts.NoRecovery {
 		fs.overlay = datafile.Overlay{}
 	}
-	var err error
-	fs.files, err = datafile.New(datafile.Config{
+	fs.files = datafile.New(datafile.Config{
 		Store: fs.st, Dir: fs.dataDir, LogData: opts.Journal == JournalData, ImmediateWrite: opts.ImmediateWrite,
 		MaxTxn: fs.maxTxn, ReadOnly: opts.ReadOnly, Flush: fs.flush, Overlay: fs.overlay, Logf: opts.Logf,
 		FlushCovers: xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir),
 	})
-	if err != nil {
-		return nil, err
-	}
 	fs.files.SetEngine(engine{fs})
 
 	rec, err := recovery.Recover(recovery.Mount{

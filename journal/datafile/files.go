@@ -115,17 +115,14 @@ type freedInode struct {
 	lsn logbuf.LSN
 }
 
-// New returns the data path of cfg.Dir, creating the directory if needed.
-// The engine may be set later (SetEngine), before the first operation:
-// recovery uses only the data files.
-func New(cfg Config) (*Files, error) {
-	if _, err := store.MkdirAll(cfg.Store, cfg.Dir); err != nil {
-		return nil, err
-	}
+// New returns the data path of cfg.Dir, a directory that exists (mount
+// makes it if it is missing). The engine may be set later (SetEngine),
+// before the first operation: recovery uses only the data files.
+func New(cfg Config) *Files {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Files{cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}, nil
+	return &Files{cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}
 }
 
 // SetEngine connects the data path to the engine whose transactions

@@ -83,10 +83,10 @@ func setup(t *testing.T, st store.StoreFS, cfg Config) (*Files, *fakeEngine, met
 	if cfg.MaxTxn == 0 {
 		cfg.MaxTxn = 1 << 20
 	}
-	f, err := New(cfg)
-	if err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	f := New(cfg)
 	e := &fakeEngine{m: meta.NewModel(store.NowNanos())}
 	f.SetEngine(e)
 	op := meta.Op{Type: meta.OpCreate, Parent: meta.RootIno, Name: "f", Ino: e.m.NextIno, Mode: meta.ModeReg | 0o644, Ctime: store.NowNanos()}

@@ -209,11 +209,10 @@ func newMount(t *testing.T, dir string, logData bool, overlay datafile.Overlay) 
 	t.Cleanup(func() { dev.Close() })
 	var warnings []string
 	logf := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
-	files, err := datafile.New(datafile.Config{
+	files := datafile.New(datafile.Config{
 		Store: st, Dir: filepath.Join(dir, store.DataDirName), LogData: logData, MaxTxn: 1 << 17,
 		ReadOnly: overlay != nil, Overlay: overlay, Logf: logf,
 	})
-	check(t, err)
 	t.Cleanup(files.CloseAll)
 	m := recovery.Mount{
 		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: files, LogData: logData,
