@@ -55,6 +55,13 @@
 // renaming it over checkpoint and syncing the directory: a crash leaves the
 // old one or the new one, whole.
 //
+// An inode's times are nanoseconds since the epoch in an int64 (the model,
+// meta.Inode, and every op that sets them), so the store holds times from
+// 1677-09-21 00:12:43.145224192 UTC to 2262-04-11 23:47:16.854775807 UTC
+// (MinTime, MaxTime). A time outside that range (utimensat of 1600, or of
+// 2300) is clamped to the nearest end (TimeNanos), as ext4 clamps to its
+// own range; it never wraps around.
+//
 // While a process uses the store it holds an flock on the superblock: a
 // mount exclusively from before recovery until its unmount record is
 // durable, xlogfs check for as long as it reads or cuts the log
