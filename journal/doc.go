@@ -41,8 +41,17 @@
 // and at 508 the CRC-32C of the bytes before it, little-endian. Mkfs writes
 // it once, last (a temporary file renamed into place, then the directory
 // synced), after data/, the zero-filled and synced log and a first
-// checkpoint, so a directory with a superblock is a complete store and one
-// without is at most a half-built one that mkfs --force may redo.
+// checkpoint, so a directory with a superblock is a complete store. One
+// without is half-built (no checkpoint yet, or mkfs's first one beside a
+// log without records and no data file: nothing to lose, and mkfs --force
+// may redo it) or a store that lost its superblock: then its log and
+// checkpoint say all the superblock said (the UUID every record carries,
+// the log file's size, the iclog size of the checkpoint's writer), and
+// xlogfs check --rebuild-superblock writes it again (store/rebuild.go).
+// mkfs --force remakes an existing store under the store's lock, refusing
+// one in use, and first overwrites its superblock in place with
+// "XLOGFSMK", the mark of a store being made again, so a crash part way
+// leaves a store that says mkfs did not finish.
 //
 // The checkpoint file is "XLGCKPT1", a CRC-32C at 8 (little-endian, over the
 // whole file with these four bytes read as zero), the payload's length at 12
@@ -57,7 +66,8 @@
 //
 // While a process uses the store it holds an flock on the superblock: a
 // mount exclusively from before recovery until its unmount record is
-// durable, xlogfs check for as long as it reads or cuts the log
+// durable, xlogfs check for as long as it reads or cuts the log, mkfs
+// --force and a superblock rebuild until the new superblock is durable
 // (store/inuse.go).
 //
 // # What the log carries
