@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/xlogfs/xlogfs/journal"
 )
@@ -29,16 +31,35 @@ a mount refuses it.
 --repair cuts the log at the first bad record, after printing the records
 and transactions that will be lost.
 
+--rebuild-superblock writes the superblock of a store that lost it (deleted,
+or damaged: no magic, a CRC that does not verify) from what the rest of the
+store says: the UUID from the log records that verify (every record carries
+it), the log size from the log file's size, the default logbsize from the
+checkpoint (its writer's iclog size). It prints the superblock, writes it
+as mkfs does (a temporary file renamed into place) under the store's lock,
+touches nothing else, and goes on to check the store. A log without any
+record names no UUID: nothing can then be lost, and the superblock gets a
+new one. It is a flag of its own, not part of --repair: it loses nothing,
+where --repair drops transactions. A store whose superblock is missing is
+never to be remade with mkfs --force while its log and checkpoint are there:
+that throws away every file.
+
 A mounted store is in use, not unsound: check says so and exits 1 without
 checking. A store that is locked but no longer mounted (a daemon finishing
 its unmount) is waited for, up to --wait.`)
 	repair := fs.Bool("repair", false, "cut the log at the first bad record (what follows it is lost)")
+	rebuildSB := fs.Bool("rebuild-superblock", false, "write a lost or damaged superblock again from the log and checkpoint, then check")
 	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	dir := pos[0]
+	if *rebuildSB {
+		if err := rebuildSuperblock(dir); err != nil {
+			return err
+		}
+	}
 	rep, err := inspectWaiting(dir, *wait, "check", false)
 	if err != nil {
 		return err
@@ -98,4 +119,46 @@ its unmount) is waited for, up to --wait.`)
 		return exitCode(1)
 	}
 	return nil
+}
+
+// rebuildSuperblock is check --rebuild-superblock: it says what is wrong
+// with the superblock and what it writes, and writes it. A store that is
+// mounted is in use, as for mkfs; a sound superblock is left alone.
+func rebuildSuperblock(dir string) error {
+	if err := refuseMounted(dir); err != nil {
+		return err
+	}
+	p, err := journal.PlanSuperblock(dir)
+	if errors.Is(err, journal.ErrSuperblockSound) {
+		fmt.Println("rebuild: the superblock is sound; nothing to rebuild")
+		return nil
+	}
+	if err != nil {
+		return inUseOf(dir, err)
+	}
+	sb := p.Superblock
+	fmt.Printf("superblock: %s\n", p.Problem)
+	uuidFrom := fmt.Sprintf("carried by the %s in the log", plural(p.Records, "valid record"))
+	if p.Records == 0 {
+		uuidFrom = "new: the log holds no record, so no UUID must match"
+	}
+	fmt.Printf("rebuild: writing %s: format %d, uuid %x (%s), log %s (the log file's size), logbsize %s (%s)\n",
+		filepath.Join(dir, "superblock"), sb.Version, sb.UUID, uuidFrom, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), p.LogBSizeFrom)
+	if err := journal.RebuildSuperblock(dir, p); err != nil {
+		if errors.Is(err, journal.ErrSuperblockSound) {
+			fmt.Println("rebuild: another process wrote a sound superblock meanwhile; nothing written")
+			return nil
+		}
+		return inUseOf(dir, err)
+	}
+	fmt.Println("rebuild: done")
+	return nil
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
