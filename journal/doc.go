@@ -153,10 +153,19 @@
 //     The log is cut there, with a warning naming its LSN, and the newer
 //     records (in flight too) are dropped.
 //   - Corrupt: the bad record had been durable. The mount refuses, naming
-//     the LSN, the log offset, the stored and computed CRC and the
-//     committed transactions in it and after it, which a cut would lose and
-//     which may have been acknowledged; xlogfs check --repair cuts the log
-//     there after listing them.
+//     the LSN, the log offset, the stored and computed CRC and what a cut
+//     would lose, which may have been acknowledged; xlogfs check --repair
+//     cuts the log there after listing it.
+//
+// What a cut loses (the transactions at stake, xlog.Stake) is listed from
+// the records that verify: the committed transactions of the valid records
+// after the bad one. The bad record's own bytes failed verification, so
+// nothing in its payload is quoted (a flipped bit may be in a tid); it is
+// named with the op count its header gives, contents unknown, or, when
+// its header cannot be read, as a record whose transactions are unknown,
+// as is any record between two valid later ones that does not verify. The
+// count is then "at least" the listed ones. The mount's refusal, check and
+// check --repair give the same count.
 //
 // A 512-byte block is written whole or not at all, and every block of a
 // record carries its cycle (package logbuf). So a bad record is torn only

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/xlogfs/xlogfs/journal"
 )
@@ -66,16 +68,16 @@ its unmount) is waited for, up to --wait.`)
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
-	fmt.Printf("checkpoint: ok (#%d, tail %v, %d inodes, last tid %#x)\n", ck.Seq, ck.TailLSN, len(ck.Model.Inodes), ck.LastTID)
-	fmt.Printf("log: %d valid records from %v to head %v, %s; %d transactions to replay, %d incomplete\n",
-		len(rep.Records), ck.TailLSN, rep.Head, logState(rep.Clean, len(rep.Records)), rep.Replayed, rep.Dropped)
+	fmt.Printf("checkpoint: ok (#%d, tail %v, %s, last tid %#x)\n", ck.Seq, ck.TailLSN, plural(len(ck.Model.Inodes), "inode"), ck.LastTID)
+	fmt.Printf("log: %s from %v to head %v, %s; %s to replay, %d incomplete\n",
+		plural(len(rep.Records), "valid record"), ck.TailLSN, rep.Head, logState(rep.Clean, len(rep.Records)), plural(rep.Replayed, "transaction"), rep.Dropped)
 	sound := rep.Sound()
 	switch {
 	case rep.Corrupt != nil:
 		fmt.Printf("log: CORRUPT: %v\n", rep.Corrupt)
 	case rep.Torn:
-		fmt.Printf("log: torn write at LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so a mount cuts the log there, dropping %d later in-flight records and %d committed transactions\n",
-			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
+		fmt.Printf("log: torn write at LSN %v (offset %d): %v; it may have been in flight (%s from it on, at most %d in flight), so a mount cuts the log there, dropping %s and %s\n",
+			rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, plural(rep.InFlight, "record"), rep.LogBufs, plural(len(rep.Later), "later in-flight record"), rep.Stake().Count())
 	}
 	for _, r := range rep.Records {
 		if r.Restamped > 0 {
@@ -89,16 +91,13 @@ its unmount) is waited for, up to --wait.`)
 		fmt.Printf("metadata: %s\n", p)
 	}
 	if rep.ReplayErr == nil && len(rep.Problems) == 0 {
-		fmt.Printf("metadata: ok (%d inodes after replay)\n", len(rep.Model.Inodes))
+		fmt.Printf("metadata: ok (%s after replay)\n", plural(len(rep.Model.Inodes), "inode"))
 	}
 
 	if *repair && rep.Bad != nil {
 		fmt.Printf("\nrepair: cutting the log at LSN %v (offset %d). Lost with it:\n", rep.Bad.LSN(), rep.Bad.Offset)
-		fmt.Printf("  record %v: %v\n", rep.Bad.LSN(), rep.Bad.Err)
-		for _, l := range rep.Later {
-			fmt.Printf("  record %v (%d ops)\n", l.LSN(), l.Header.NumLogOps)
-		}
-		fmt.Printf("  %d committed transactions:\n", len(rep.AtStake))
+		printLost(rep)
+		fmt.Printf("  %s:\n", rep.Stake().Count())
 		for _, t := range rep.AtStake {
 			fmt.Printf("    %v\n", t)
 		}
@@ -109,7 +108,7 @@ its unmount) is waited for, up to --wait.`)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("repair: done; the log now ends at %v with %d records, %d transactions to replay\n", again.Head, len(again.Records), again.Replayed)
+		fmt.Printf("repair: done; the log now ends at %v with %s, %s to replay\n", again.Head, plural(len(again.Records), "record"), plural(again.Replayed, "transaction"))
 		sound = again.Sound()
 	} else if *repair {
 		fmt.Println("repair: nothing to cut")
@@ -153,6 +152,31 @@ func rebuildSuperblock(dir string) error {
 	}
 	fmt.Println("rebuild: done")
 	return nil
+}
+
+// printLost lists the records check --repair cuts, in log order: the bad
+// one with its error, the valid later ones, and any between them whose
+// transactions cannot be read.
+func printLost(rep *journal.LogReport) {
+	type line struct {
+		lsn  uint64
+		text string
+	}
+	var lines []line
+	for i, u := range rep.Unread {
+		text := u.String()
+		if i == 0 {
+			text += ": " + rep.Bad.Err.Error()
+		}
+		lines = append(lines, line{uint64(u.LSN), text})
+	}
+	for _, l := range rep.Later {
+		lines = append(lines, line{uint64(l.LSN()), fmt.Sprintf("record %v (%s)", l.LSN(), plural(int(l.Header.NumLogOps), "op"))})
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return cmp.Compare(a.lsn, b.lsn) })
+	for _, l := range lines {
+		fmt.Printf("  %s\n", l.text)
+	}
 }
 
 // plural writes n and noun, with an s unless n is 1.
