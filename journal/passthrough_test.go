@@ -86,9 +86,13 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 			// replays to the size and times the model had.
 			r, err := InspectStore(st, dir)
 			check(t, err)
-			if in := r.Model.Inodes[a.Ino]; in == nil || in.Size != 13 || in.Mtime != synced.Mtime || in.Ctime != synced.Ctime {
-				t.Fatalf("after fsync the log replays to %+v; the model had size %d (want 13), mtime %d, ctime %d: fsync did not force what it learned",
-					in, synced.Size, synced.Mtime, synced.Ctime)
+			in := r.Model.Inodes[a.Ino]
+			if in == nil {
+				t.Fatalf("after fsync the log replays to no inode %d", a.Ino)
+			}
+			if synced.Size != 13 || in.Size != synced.Size || in.Mtime != synced.Mtime || in.Ctime != synced.Ctime {
+				t.Fatalf("after fsync the log replays to size %d, mtime %d, ctime %d; the model had size %d (want 13), mtime %d, ctime %d: fsync did not force what it learned",
+					in.Size, in.Mtime, in.Ctime, synced.Size, synced.Mtime, synced.Ctime)
 			}
 			if storeDir == "crashfs" {
 				fs = mount(t, dir, o)
