@@ -243,10 +243,11 @@ func TestScanEveryEndNearTheWrap(t *testing.T) {
 	}
 }
 
-// nearTheEnd has the writer write, in a log of 5 largest records, a record
-// of 2 blocks that ends where a largest record starts, at the last block a
-// record may start, and then that largest record, which ends at the very
-// end of the log. It returns the log, its image and the LSNs.
+// nearTheEnd has the writer write, in a log of 5 largest records, a small
+// record (its header blocks and one) that ends where a largest record
+// starts, at the last block a record may start, and then that largest
+// record, which ends at the very end of the log. It returns the log, its
+// image and the LSNs.
 func nearTheEnd(t testing.TB, logbsize int, cycle uint32) (l *testLog, img []byte, small, last logbuf.LSN) {
 	t.Helper()
 	M := logbsize / logbuf.BBSize
@@ -398,7 +399,9 @@ func TestScanRecordCutOneBlockShort(t *testing.T) {
 // FuzzScanLog feeds arbitrary logs to the scan, seeded with logs the
 // writer wrote across the end of the log and with the damaged ones above:
 // the scan must never panic nor read past the image, change it, or find
-// records that do not follow the placement rule.
+// records that do not follow the placement rule. An input is a whole log
+// (160 KiB): fuzz with -fuzzminimizetime=1x, or the workers spend their
+// time minimizing.
 func FuzzScanLog(f *testing.F) {
 	const logbsize = 32 << 10
 	const L = 5 * logbsize / logbuf.BBSize
