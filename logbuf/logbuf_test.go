@@ -470,6 +470,14 @@ func FuzzDecodeRecord(f *testing.F) {
 	for _, size := range []int{32 << 10, 64 << 10} {
 		rec, _ := sealRecord(f, size, 700, cksum.Batched, 2)
 		f.Add(rec)
+		// Shorter than the record its header describes: cut one
+		// block short, or an h_size claiming more header blocks.
+		f.Add(rec[:len(rec)-BBSize])
+		for big := 2 * size; big <= MaxLogBSize; big *= 4 {
+			b := bytes.Clone(rec)
+			be.PutUint32(b[offSize:], uint32(big))
+			f.Add(b)
+		}
 	}
 	f.Add(make([]byte, 512))
 	f.Add([]byte{0xfe, 0xed, 0xba, 0xbe})

@@ -268,4 +268,39 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/xlog/recover.go", "unread := []UnreadRecord{bad}", "unread := []UnreadRecord(nil)"}},
 		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestAtStakeFromVerifiedRecords", "TestAtStakeUnreadableHeader"}}},
 	},
+
+	// The end of the log, and records longer than the bytes there are.
+	{
+		Name:   "scan-wraps-late",
+		Bug:    "recovery wraps the log one block late: after a record ending where the largest record no longer fits, it looks for the next there, not at block 0 of the next cycle, and cuts the records after the wrap",
+		Edits:  []Edit{{"journal/xlog/recover.go", "uint64(h.Size/logbuf.BBSize), logBlocks)", "uint64(h.Size/logbuf.BBSize)-1, logBlocks)"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestScanEveryEndNearTheWrap"}}},
+	},
+	{
+		Name:   "hsize-unchecked",
+		Bug:    "recovery reads a record whose h_size reaches past the end of the log: the mount panics instead of refusing it",
+		Edits:  []Edit{{"journal/xlog/recover.go", "\tif off+n > int64(len(img)) {\n", "\tif false && off+n > int64(len(img)) {\n"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestScanRefusesSizePastTheEnd"}}},
+	},
+	{
+		Name:   "record-length-unchecked",
+		Bug:    "VerifyRecord checksums a record its buffer does not hold whole (cut short, or h_size grown): it panics instead of refusing it",
+		Edits:  []Edit{{"logbuf/decode.go", "\tif len(rec) < n {\n", "\tif false && len(rec) < n {\n"}},
+		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestRecordCutShortRefused"}}},
+	},
+	{
+		Name: "fsync-forces-stale-lsn",
+		Bug:  "fsync forces the log up to the LSN it had before learning what the kernel wrote through passthrough: the learned size is not durable",
+		Edits: []Edit{
+			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := st.DataLSN\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
+			{"journal/fsops.go", "\t\tlsn = st.DataLSN\n", "\t\tlsn = early\n"},
+		},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughLearnsSizeAndTimes"}}},
+	},
+	{
+		Name:   "inline-ext-saves-zero",
+		Bug:    "inline mode saves zero, not the displaced word, for payload blocks 64 on (the extension headers' cycle data), with a CRC to match: those words read back as zero",
+		Edits:  []Edit{{"logbuf/iclog.go", "\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n", "\t\t\tclear(saved)\n\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInlineStoreMountsInOtherModes"}}},
+	},
 }
