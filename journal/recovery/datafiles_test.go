@@ -346,3 +346,40 @@ func TestAllowMissingData(t *testing.T) {
 	}
 	check(t, fs.Close())
 }
+
+// TestAllowMissingDataReplaysNothing: replay writes no logged bytes into a
+// data file that lost durable bytes (data-journal writes, immediate writes):
+// a write past the lost part would otherwise make a data file as long as
+// the file, and the next mount would take zeros for the lost bytes.
+func TestAllowMissingDataReplaysNothing(t *testing.T) {
+	for _, o := range []journal.Options{{Journal: journal.JournalData}, {ImmediateWrite: 4096}} {
+		t.Run(o.Journal.String(), func(t *testing.T) {
+			c := &crash{ino: map[string]meta.Ino{}}
+			dir := checkpointedThen(t, o, c, func(fs *journal.FS) {
+				makeFile(t, fs, c, "f", 4096)
+			}, func(fs *journal.FS) {
+				_, err := fs.Write(c.ino["f"], []byte("logged bytes past the lost ones"), 4090)
+				check(t, err)
+			})
+			f := c.ino["f"]
+			check(t, os.Remove(dataPath(dir, f)))
+			if _, _, err := recoverStore(t, dir, o.Journal == journal.JournalData, nil); err == nil {
+				t.Fatal("recovered a store whose data file lost durable bytes")
+			}
+			o.AllowMissingData = true
+			fs := mountStore(t, dir, o)
+			if _, err := fs.Read(f, make([]byte, 10), 4090); err != syscall.EIO {
+				t.Errorf("read of the logged bytes: %v, want EIO", err)
+			}
+			check(t, fs.Close())
+			if _, err := os.Stat(dataPath(dir, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("replay made the data file %s: %v", dataPath(dir, f), err)
+			}
+			rep, err := recovery.Inspect(dir)
+			check(t, err)
+			if len(rep.MissingData) != 1 || rep.MissingData[0].Ino != f || rep.Sound() {
+				t.Errorf("after the mount: missing data %+v; want inode %d still", rep.MissingData, f)
+			}
+		})
+	}
+}

@@ -72,8 +72,9 @@ type Recovered struct {
 const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
 
 // Recover reads the log whole, walks it from the checkpoint's tail,
-// refuses corruption and data files that lack durable bytes, replays the committed transactions onto the
-// checkpoint's model and the data files, cuts a torn tail, frees orphans,
+// refuses corruption and data files that lack durable bytes, replays the
+// committed transactions onto the checkpoint's model and the data files
+// (but those marked missing), cuts a torn tail, frees orphans,
 // keeps marked inodes' longer data files, reconciles the data files with
 // the model and clears stale blocks past the head (the package
 // documentation of journal has the rules). The caller then writes a fresh
@@ -209,6 +210,12 @@ func (m *Mount) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *defe
 	}
 	if m.Overlay != nil {
 		m.Overlay.Add(op, m.LogData) // NoRecovery: in memory only
+		return nil
+	}
+	if m.Files.Missing(op.Ino) {
+		// Its data file lost durable bytes (datafiles.go): left as
+		// it is, so that logged bytes written into it never make it
+		// look whole to the next mount.
 		return nil
 	}
 	var err error

@@ -271,4 +271,10 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/datafile/io.go", "\tif err := f.missingErr(ino, st); err != nil {\n\t\treturn 0, err\n\t}\n\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)", "\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)"}},
 		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingData"}}, {Pkg: "./tests", Tests: []string{"TestMissingDataFiles"}}},
 	},
+	{
+		Name:   "missing-data-replayed-into",
+		Bug:    "data-journal replay writes logged bytes into a data file that lost durable bytes: the next mount takes the zeros before them",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.Files.Missing(op.Ino) {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingDataReplaysNothing"}}},
+	},
 }
