@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -188,6 +189,7 @@ type crashStats struct {
 	faultEnded                        int // the damaged record's header was gone: the log just ended before it
 	provable, unprovable              int // faults the log can prove were in a durable record, and the rest
 	ackLost                           int // cut or ended losing acknowledged transactions: indistinguishable from a torn write
+	faultMissing                      int // of those, data files cut or deleted by what was dropped: refused as missing data
 }
 
 func (cs *crashStats) outcome(err error, rec Recovery) {
@@ -214,6 +216,7 @@ type snapshot struct {
 	durable    logbuf.LSN // newest record the log had made durable
 	histLen    int        // the world's hist and written as of the snapshot
 	writtenLen int
+	dataSizes  map[meta.Ino]int64 // the data files' sizes
 }
 
 func digestOf(m *meta.Model) [32]byte {
@@ -266,13 +269,22 @@ func (w *crashWorld) take() snapshot {
 	w.fs.mu.RUnlock()
 	durable := w.fs.x.DurableLSN()
 	img := w.dev.CrashImage(w.r)
+	// The data files as the crash of the process alone leaves them (the
+	// host's page cache keeps every write): only their sizes, what
+	// recovery checks (at least what the checkpoint made durable), since
+	// this test checks the metadata. Between operations nothing but a
+	// checkpoint changes them, and the checkpoint lock keeps it out.
+	sizes, err := datafile.Sizes(store.OSFS(), filepath.Join(w.dir, store.DataDirName))
+	check(w.t, err)
 	w.histMu.Lock()
 	hl, wl := len(w.hist), len(w.written)
 	w.histMu.Unlock()
-	return snapshot{image: img, ckpt: ck, committed: committed, acked: acked, durable: durable, histLen: hl, writtenLen: wl}
+	return snapshot{image: img, ckpt: ck, committed: committed, acked: acked, durable: durable, histLen: hl, writtenLen: wl, dataSizes: sizes}
 }
 
-// storeFor makes a copy of the store holding the snapshot's checkpoint.
+// storeFor makes a copy of the store holding the snapshot's checkpoint, and
+// data files of the snapshot's sizes (holes: their bytes are not this
+// test's business).
 func (w *crashWorld) storeFor(s snapshot) string {
 	t := w.t
 	dir := filepath.Join(fastTempDir(t), "store")
@@ -281,6 +293,10 @@ func (w *crashWorld) storeFor(s snapshot) string {
 	check(t, err)
 	check(t, os.WriteFile(filepath.Join(dir, store.SuperblockName), sb, 0o644))
 	check(t, os.WriteFile(filepath.Join(dir, store.CheckpointName), s.ckpt, 0o644))
+	for ino, size := range s.dataSizes {
+		check(t, os.WriteFile(filepath.Join(dir, store.DataDirName, strconv.FormatUint(uint64(ino), 10)), nil, 0o600))
+		check(t, os.Truncate(filepath.Join(dir, store.DataDirName, strconv.FormatUint(uint64(ino), 10)), size))
+	}
 	return dir
 }
 
@@ -509,7 +525,31 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	dev := testfs.NewCrashDevice(img)
 	o := w.opts
 	o.Device = dev
-	fs, err := Open(w.storeFor(s), quietOpts(o))
+	dir := w.storeFor(s)
+	fs, err := Open(dir, quietOpts(o))
+	var md *MissingDataError
+	if errors.As(err, &md) {
+		// The damaged record is dropped, but the store had acted on it
+		// being durable: a data file cut to a shrink's size, or a freed
+		// inode's deleted. The same state without the damage mounted
+		// (recover), so that is all the damage's doing: missing data,
+		// refused, which only a cut (not proven, not kept) may cause.
+		// Mounted anyway, those files fail reads with EIO.
+		if proven || kept {
+			t.Fatalf("seed %d%s: the damaged record is replayed or refused, yet mount found missing data: %v", seed, what, err)
+		}
+		o.AllowMissingData = true
+		o.Device = testfs.NewCrashDevice(img)
+		if fs, err = Open(dir, quietOpts(o)); err != nil {
+			t.Fatalf("seed %d%s: mount --allow-missing-data: %v", seed, what, err)
+		}
+		for _, d := range md.Files {
+			if _, rerr := fs.Read(d.Ino, make([]byte, 1), 0); rerr != syscall.EIO {
+				t.Fatalf("seed %d%s: inode %d, whose data file lacks durable bytes, reads with %v, want EIO", seed, what, d.Ino, rerr)
+			}
+		}
+		w.stats.faultMissing++
+	}
 	var rec Recovery
 	if err == nil {
 		rec = fs.Recovery()
@@ -742,8 +782,9 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 	t.Logf("outcomes of all %d states: refused %d, cut %d, replayed %d, clean %d", states, cs.refused, cs.cut, cs.replays, cs.clean)
 	t.Logf("%d with a media fault in a durable record (%d bit flips, %d zeroed blocks, %d stale blocks; %d the log can prove, %d it cannot): "+
 		"refused %d, cut %d, ended before it (its header gone) %d, replayed with cycle words restored %d; %d cut or ended losing acknowledged "+
-		"transactions, every one a zeroed or stale block in a record nothing after proves durable (the bytes of a torn write)",
-		cs.faulted, cs.flips, cs.zeroed, cs.stale, cs.provable, cs.unprovable, cs.faultRefused, cs.faultCut, cs.faultEnded, cs.faultKept, cs.ackLost)
+		"transactions, every one a zeroed or stale block in a record nothing after proves durable (the bytes of a torn write); "+
+		"%d cut or ended where the store had cut or deleted data files for what was dropped, refused as missing data and mounted with AllowMissingData",
+		cs.faulted, cs.flips, cs.zeroed, cs.stale, cs.provable, cs.unprovable, cs.faultRefused, cs.faultCut, cs.faultEnded, cs.faultKept, cs.ackLost, cs.faultMissing)
 	if got := cs.refused + cs.cut + cs.replays + cs.clean; got != states {
 		t.Errorf("outcomes add up to %d, not the %d states", got, states)
 	}

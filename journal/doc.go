@@ -211,4 +211,31 @@
 // loses its contents (zeroed, or back to what it held a cycle earlier) when
 // nothing after it proves it was durable looks exactly like a torn write of
 // that record, and is cut as one.
+//
+// Data files are checked too (recovery/datafiles.go). A crash may leave a
+// data file shorter than its file's logged size, or missing: a write
+// reaches the data file before its transaction commits, but only fsync or
+// a checkpoint syncs the data file, so another file's fsync can make the
+// record durable while the bytes are lost. Such a write was never
+// acknowledged, and recovery extends (or makes) the data file to the
+// logged size, with zeros. No crash leaves a data file shorter than a
+// checkpoint made durable: a checkpoint syncs every data file written
+// since the last one before it is written, and a shrink is logged and
+// forced before the data file is cut. So every regular file's data file
+// must hold at least the least size the file had from the checkpoint on
+// (its size in the checkpoint, and each size replay gives it after; a file
+// created since needs nothing), in either journal mode; a size-follows
+// mark excuses a longer data file, never a shorter one. A file whose data
+// file holds less lost bytes that were durable, to something outside
+// xlogfs (a deleted or cut data file, a damaged disk, the indistinguishable
+// lost block above when the dropped records had cut a data file or freed
+// an inode whose file was then deleted). The mount refuses it, before
+// replay writes anything, naming each such inode, a path of it, its data
+// file and the sizes; xlogfs check names them and is not sound. A mount
+// with AllowMissingData (--allow-missing-data) goes on, logging each: those
+// files fail every read and write with EIO, never reading as zeros, until a
+// truncate to 0 (which makes the file whole, empty) or their removal, and
+// their data files are left as they are, so the next mount without the flag
+// refuses again. A NoRecovery mount is refused alike, since it would show
+// the missing bytes as zeros.
 package journal

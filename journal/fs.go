@@ -80,6 +80,13 @@ type Options struct {
 	// memory only and writes nothing to the store (see readonly.go).
 	ReadOnly, NoRecovery bool
 
+	// AllowMissingData mounts a store whose data files lack bytes that
+	// were durable (deleted or cut behind its back), which a mount
+	// otherwise refuses: those files' reads and writes fail with EIO
+	// until a truncate to 0, and their data files are left as they are
+	// (recovery.MissingData, the package documentation's Recovery).
+	AllowMissingData bool
+
 	// ImmediateWrite, in metadata-journal mode, logs writes of at most
 	// this many bytes with their bytes, so that their fsync is a log
 	// force alone (datafile/immediate.go); 0: none. Not with passthrough.
@@ -257,7 +264,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 
 	rec, err := recovery.Recover(recovery.Mount{
 		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
-		LogBSize: opts.LogBSize, Overlay: fs.overlay, Logf: opts.Logf,
+		LogBSize: opts.LogBSize, Overlay: fs.overlay, AllowMissingData: opts.AllowMissingData, Logf: opts.Logf,
 	})
 	if err != nil {
 		return nil, err

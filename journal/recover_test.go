@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -45,6 +47,21 @@ func cloneStore(t *testing.T, dir string) string {
 		check(t, os.WriteFile(filepath.Join(d, f), b, 0o644))
 	}
 	return d
+}
+
+// copyDataFiles gives the store in to data files of the sizes the store in
+// from has (holes: their bytes are not the business of the tests that copy
+// them); one deleted meanwhile (a checkpoint reaping a freed inode's) is
+// left out.
+func copyDataFiles(t *testing.T, from, to string) {
+	t.Helper()
+	sizes, err := datafile.Sizes(store.OSFS(), filepath.Join(from, store.DataDirName))
+	check(t, err)
+	for ino, size := range sizes {
+		p := filepath.Join(to, store.DataDirName, strconv.FormatUint(uint64(ino), 10))
+		check(t, os.WriteFile(p, nil, 0o600))
+		check(t, os.Truncate(p, size))
+	}
 }
 
 func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []string, error) {
@@ -613,6 +630,12 @@ func TestWraparound(t *testing.T) {
 					check(t, err)
 					d2 := cloneStore(t, dir)
 					check(t, os.WriteFile(filepath.Join(d2, store.CheckpointName), ck, 0o644))
+					// The data files' sizes too: they hold what the
+					// checkpoint made durable, and recovery checks it.
+					// Only the foreground grows or creates them, and a
+					// checkpoint since deletes only files whose free
+					// the image holds.
+					copyDataFiles(t, dir, d2)
 					o2 := o
 					o2.Device = testfs.NewCrashDevice(img)
 					fs2 := mount(t, d2, o2)

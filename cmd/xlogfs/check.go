@@ -46,15 +46,30 @@ where --repair drops transactions. A store whose superblock is missing is
 never to be remade with mkfs --force while its log and checkpoint are there:
 that throws away every file.
 
+Data files are checked too: each regular file's data file (DIR/data/<inode>)
+must hold at least the bytes the store had made durable, the least size the
+file had from the checkpoint on (a crash may lose unsynced writes made since,
+never those). One that is missing or shorter was deleted or cut outside
+xlogfs: check names the inode, a path of it and the data file, and the store
+is not sound (a mount refuses it; mount --allow-missing-data mounts it, those
+files failing reads and writes with EIO).
+
+--json prints the report as one JSON object: what check prints, and
+missing_data, the files whose data files lack bytes, with their count.
+
 A mounted store is in use, not unsound: check says so and exits 1 without
 checking. A store that is locked but no longer mounted (a daemon finishing
 its unmount) is waited for, up to --wait.`)
 	repair := fs.Bool("repair", false, "cut the log at the first bad record (what follows it is lost)")
 	rebuildSB := fs.Bool("rebuild-superblock", false, "write a lost or damaged superblock again from the log and checkpoint, then check")
 	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object, with the data files that lack durable bytes (missing_data)")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	if *asJSON && *repair {
+		return fs.usagef("--json reports only: run --repair without it")
 	}
 	dir := pos[0]
 	if *rebuildSB {
@@ -65,6 +80,9 @@ its unmount) is waited for, up to --wait.`)
 	rep, err := inspectWaiting(dir, *wait, "check", false)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return printCheckJSON(rep)
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
 	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
@@ -93,6 +111,7 @@ its unmount) is waited for, up to --wait.`)
 	if rep.ReplayErr == nil && len(rep.Problems) == 0 {
 		fmt.Printf("metadata: ok (%s after replay)\n", plural(len(rep.Model.Inodes), "inode"))
 	}
+	printDataFiles(rep)
 
 	if *repair && rep.Bad != nil {
 		fmt.Printf("\nrepair: cutting the log at LSN %v (offset %d). Lost with it:\n", rep.Bad.LSN(), rep.Bad.Offset)

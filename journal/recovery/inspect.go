@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
@@ -38,6 +40,11 @@ type LogReport struct {
 	// Old, with InspectAll: the records still in the log file behind the
 	// tail, oldest first (see oldRecords); a bad one has Err set.
 	Old []xlog.ScannedRecord
+	// MissingData lists the regular files whose data file lacks bytes
+	// that were durable (datafiles.go): a mount refuses them. DataErr:
+	// the data files could not be read.
+	MissingData []MissingData
+	DataErr     error
 
 	st store.StoreFS // where the store was read, for Repair
 }
@@ -85,11 +92,22 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 		rep.Old = xlog.OldRecords(img, s)
 	}
 	m := ck.Model.Clone()
-	r, err := Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) })
+	r, floors, err := replayModel(s, ck, m)
 	rep.Replayed, rep.Dropped, rep.ReplayErr = r.Transactions, r.Dropped, err
 	m.DropOrphans()
 	rep.Model = m
 	rep.Problems = m.Check()
+	if err == nil {
+		dataDir := filepath.Join(dir, store.DataDirName)
+		sizes, err := datafile.Sizes(st, dataDir)
+		if err != nil {
+			rep.DataErr = fmt.Errorf("%s: %w", dataDir, err)
+		} else {
+			rep.MissingData = floors.missing(m, sizes, func(ino meta.Ino) string {
+				return filepath.Join(dataDir, strconv.FormatUint(uint64(ino), 10))
+			})
+		}
+	}
 	return rep, nil
 }
 
@@ -131,10 +149,12 @@ func readLog(st store.StoreFS, dir string, sb *store.Superblock) ([]byte, error)
 }
 
 // Sound reports whether a mount would succeed and lose nothing that was
-// acknowledged: no corruption, replay works, the metadata is consistent.
-// A torn tail is sound: those records were never acknowledged.
+// acknowledged: no corruption, replay works, the metadata is consistent,
+// every data file holds what was durable. A torn tail is sound: those
+// records were never acknowledged.
 func (r *LogReport) Sound() bool {
-	return !r.Mounted && r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0
+	return !r.Mounted && r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0 &&
+		len(r.MissingData) == 0 && r.DataErr == nil
 }
 
 // Repair cuts the log at the bad record: it zeroes the bad record and

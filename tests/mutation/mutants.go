@@ -158,7 +158,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "replay-unsynced",
 		Bug:    "recovery checkpoints before the data files it replayed into are durable",
-		Edits:  []Edit{{"journal/datafile/files.go", "\t\t\t\treturn file.Datasync()\n", "\t\t\t\treturn nil\n"}},
+		Edits:  []Edit{{"journal/datafile/files.go", "\t\treturn file.Datasync()\n", "\t\treturn nil\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -302,5 +302,46 @@ var Mutants = []Mutant{
 		Bug:    "inline mode saves zero, not the displaced word, for payload blocks 64 on (the extension headers' cycle data), with a CRC to match: those words read back as zero",
 		Edits:  []Edit{{"logbuf/iclog.go", "\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n", "\t\t\tclear(saved)\n\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInlineStoreMountsInOtherModes"}}},
+	},
+
+	// Data files that lost durable bytes (#23).
+	{
+		Name:   "missing-data-read-as-zeros",
+		Bug:    "recovery takes a data file shorter than the checkpoint made durable: a deleted data file reads as zeros",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif !m.AllowMissingData {\n\t\treturn nil, &MissingDataError", "\tif false {\n\t\treturn nil, &MissingDataError"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataRefused"}}},
+	},
+	{
+		Name: "missing-data-refused-after-replay",
+		Bug:  "recovery refuses missing data only after data-journal replay wrote the data files: the refused mount changed the store",
+		Edits: []Edit{
+			{"journal/recovery/recover.go", "\tmissing, err := m.missingData(scan)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n", "\tmissing, merr := m.missingData(scan)\n"},
+			{"journal/recovery/recover.go", "\tr := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}\n", "\tif merr != nil {\n\t\treturn nil, merr\n\t}\n\tr := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}\n"},
+		},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataRefused"}}},
+	},
+	{
+		Name:   "data-floor-ignores-shrink",
+		Bug:    "what a data file must hold stays the checkpoint's size through a logged shrink: a crash after a truncate is refused as missing data",
+		Edits:  []Edit{{"journal/recovery/datafiles.go", "\t\tf[op.Ino] = in.Size\n", "\t\tf[op.Ino] = floor\n"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataShrunkThenGrown"}}, powerLoss},
+	},
+	{
+		Name:   "reconcile-leaves-data-file-missing",
+		Bug:    "recovery does not make the data file a crash lost of a file written since the checkpoint: after the next checkpoint the store is refused as missing data",
+		Edits:  []Edit{{"journal/datafile/files.go", "in.Size > 0 && !have[ino] && !f.Missing(ino)", "in.Size > 0 && !have[ino] && false"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataAfterCheckpointAllowed"}}, powerLoss},
+	},
+	{
+		Name:   "missing-data-read-ignores-mark",
+		Bug:    "a file mounted with --allow-missing-data reads its data file's zeros, not EIO",
+		Edits:  []Edit{{"journal/datafile/io.go", "\tif err := f.missingErr(ino, st); err != nil {\n\t\treturn 0, err\n\t}\n\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)", "\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingData"}}, {Pkg: "./tests", Tests: []string{"TestMissingDataFiles"}}},
+	},
+	{
+		Name:   "missing-data-replayed-into",
+		Bug:    "data-journal replay writes logged bytes into a data file that lost durable bytes: the next mount takes the zeros before them",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.Files.Missing(op.Ino) {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingDataReplaysNothing"}}},
 	},
 }
