@@ -171,8 +171,8 @@ var Mutants = []Mutant{
 		Name: "model-before-log",
 		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
 		Edits: []Edit{{"journal/fs.go",
-			"\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
-			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
+			"\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\tif fs.items != nil {\n\t\t\tfs.items.Reset()\n\t\t}\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
+			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
 	},
 
