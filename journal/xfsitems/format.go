@@ -257,14 +257,20 @@ func parseItem(regions [][]byte) (Item, int, error) {
 
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
 
-func parseInode(it *Item, regs [][]byte) error {
-	f := regs[0]
+func decodeInode(it *Item, f []byte) error {
 	if len(f) != InodeFormatSize {
 		return fmt.Errorf("inode item format of %d bytes, want %d", len(f), InodeFormatSize)
 	}
 	it.Fields = le.Uint32(f[4:])
 	it.ASize, it.DSize = int(le.Uint16(f[8:])), int(le.Uint16(f[10:]))
 	it.Ino, it.Blkno = le.Uint64(f[16:]), int64(le.Uint64(f[40:]))
+	return nil
+}
+
+func parseInode(it *Item, regs [][]byte) error {
+	if err := decodeInode(it, regs[0]); err != nil {
+		return err
+	}
 	if it.Fields&^iLogKnown != 0 {
 		return fmt.Errorf("inode %d: unknown ilf_fields bits %#x", it.Ino, it.Fields&^iLogKnown)
 	}
@@ -301,18 +307,26 @@ func parseInode(it *Item, regs [][]byte) error {
 	return nil
 }
 
-func parseBuf(it *Item, regs [][]byte) error {
-	f := regs[0]
+func decodeBuf(it *Item, f []byte) (words int, err error) {
 	if len(f) < BufFormatBase+4 {
-		return fmt.Errorf("buffer item format of %d bytes, want at least %d", len(f), BufFormatBase+4)
+		return 0, fmt.Errorf("buffer item format of %d bytes, want at least %d", len(f), BufFormatBase+4)
 	}
 	flags := le.Uint16(f[4:])
 	it.BufType = flags >> blftShift
 	it.BufLen = int(le.Uint16(f[6:]))
 	it.Blkno = int64(le.Uint64(f[8:]))
-	words := int(le.Uint32(f[16:]))
+	words = int(le.Uint32(f[16:]))
 	if words < 1 || words > maxBufMapWords || len(f) != BufFormatBase+4*words {
-		return fmt.Errorf("buffer %d: map of %d words in a format of %d bytes", it.Blkno, words, len(f))
+		return 0, fmt.Errorf("buffer %d: map of %d words in a format of %d bytes", it.Blkno, words, len(f))
+	}
+	return words, nil
+}
+
+func parseBuf(it *Item, regs [][]byte) error {
+	f := regs[0]
+	words, err := decodeBuf(it, f)
+	if err != nil {
+		return err
 	}
 	chunks := it.BufLen * 512 / ChunkSize
 	if it.BufLen < 1 || (chunks+31)/32 != words {
@@ -365,4 +379,48 @@ func parseEF(it *Item, r []byte, size int) error {
 		it.Extents = append(it.Extents, [2]uint64{le.Uint64(e), uint64(le.Uint32(e[8:]))})
 	}
 	return nil
+}
+
+// DescribeFormat names the item whose format region r is, and how many
+// regions the item takes, for a dump of op headers one at a time; ok is
+// false for any other region (an item's body, or an op).
+func DescribeFormat(r []byte) (desc string, regions int, ok bool) {
+	if len(r) == TransHeaderSize && le.Uint32(r) == TransMagic {
+		return Item{}.String(), 1, true
+	}
+	if len(r) < 4 {
+		return "", 0, false
+	}
+	typ, size := le.Uint16(r), int(le.Uint16(r[2:]))
+	it := Item{Type: typ}
+	var err error
+	switch typ {
+	case TypeInode:
+		err = decodeInode(&it, r)
+	case TypeBuf:
+		_, err = decodeBuf(&it, r)
+		it.Chunks = bufChunks(r)
+	case TypeEFI, TypeEFD, TypeICreate:
+		var n int
+		it, n, err = parseItem([][]byte{r})
+		size = n
+	default:
+		return "", 0, false
+	}
+	if err != nil || size < 1 {
+		return "", 0, false
+	}
+	return it.String(), size, true
+}
+
+// bufChunks lists the chunks set in a buffer format's dirty map.
+func bufChunks(f []byte) []int {
+	var out []int
+	words := int(le.Uint32(f[16:]))
+	for c := 0; c < words*32 && BufFormatBase+4*(c/32)+4 <= len(f); c++ {
+		if le.Uint32(f[BufFormatBase+4*(c/32):])&(1<<(c%32)) != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
