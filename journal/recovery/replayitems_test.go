@@ -66,9 +66,9 @@ func TestReplayMixedLog(t *testing.T) {
 // op.
 func TestReplayRefusesBadItem(t *testing.T) {
 	for _, c := range []struct {
-		name string
+		name  string
 		spoil func(regs [][]byte) [][]byte
-		want string
+		want  string
 	}{
 		{"core cut short", func(regs [][]byte) [][]byte {
 			for i, r := range regs {

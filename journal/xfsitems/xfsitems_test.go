@@ -92,7 +92,11 @@ func TestParseRefuses(t *testing.T) {
 		{"too few regions", func(r [][]byte) [][]byte { return r[:4] }, "says it has 3 regions"},
 		{"chunk region size", func(r [][]byte) [][]byte { r[4] = r[4][:64]; return r }, "has 64 bytes, want 128"},
 		{"runs and regions", func(r [][]byte) [][]byte { le.PutUint32(r[3][BufFormatBase:], 1<<0|1<<1); return r }, "runs"},
-		{"chunk past the buffer", func(r [][]byte) [][]byte { le.PutUint16(r[3][6:], 1); le.PutUint32(r[3][BufFormatBase:], 1<<0|1<<5); return r }, "past its 4 chunks"},
+		{"chunk past the buffer", func(r [][]byte) [][]byte {
+			le.PutUint16(r[3][6:], 1)
+			le.PutUint32(r[3][BufFormatBase:], 1<<0|1<<5)
+			return r
+		}, "past its 4 chunks"},
 		{"no dirty chunk", func(r [][]byte) [][]byte { le.PutUint32(r[3][BufFormatBase:], 0); return r }, "no dirty chunk"},
 		{"unknown type", func(r [][]byte) [][]byte { le.PutUint16(r[3], 0x1250); return r }, "unknown log item type 0x1250"},
 		{"short region", func(r [][]byte) [][]byte { return append(r, []byte{1}) }, "too short"},
