@@ -184,9 +184,32 @@ func TestOncePerRecord(t *testing.T) {
 			t.Errorf("btree buffer %d: logged chunks %s, then %s in the next record: want the earlier ones again (relogged whole)", blkno, c, again[blkno])
 		}
 	}
+	// The AGI: an O_TMPFILE (inode 90, group 2) goes on unlinked bucket
+	// 22, in the AGI's chunk 1; a later create in group 2 changes the
+	// counters alone (chunk 0), but its record relogs the AGI with the
+	// bucket's chunk too, until a checkpoint.
+	agi := func(items []Item) string {
+		for _, it := range items {
+			if it.Type == TypeBuf && it.BufType == BlftAGI && it.Blkno == agDaddr(2)+2 {
+				return fmt.Sprint(it.Chunks)
+			}
+		}
+		return "none"
+	}
+	if got := agi(itemsOf(t, tr, m, meta.Op{Type: meta.OpCreate, Ino: 90, Parent: 1, Mode: meta.ModeReg | 0o600}, r3, 0)); got != "[0 1]" {
+		t.Errorf("an O_TMPFILE in group 2 logged its AGI chunks %s, want [0 1]", got)
+	}
+	if got := agi(itemsOf(t, tr, m, meta.Op{Type: meta.OpCreate, Ino: 94, Parent: 1, Name: "g", Mode: meta.ModeReg | 0o644}, r4, 0)); got != "[0 1]" {
+		t.Errorf("a create in group 2 in the next record logged its AGI chunks %s, want [0 1]: all dirtied since the checkpoint", got)
+	}
+	if got := agi(itemsOf(t, tr, m, meta.Op{Type: meta.OpCreate, Ino: 98, Parent: 1, Name: "h", Mode: meta.ModeReg | 0o644}, r4+8, 1)); got != "[0]" {
+		t.Errorf("after a checkpoint, a create in group 2 logged its AGI chunks %s, want [0]", got)
+	}
+	r4 += 16
+
 	// After a checkpoint (gen 1), nothing dirty before it is logged, and
 	// a change of inode 2 alone logs its core alone.
-	if items := itemsOf(t, tr, m, chmod, r4, 1); len(items) != 2 || !has(items, inodeItem7(2)) || items[1].Fields != ILogCore {
+	if items := itemsOf(t, tr, m, chmod, r4, 2); len(items) != 2 || !has(items, inodeItem7(2)) || items[1].Fields != ILogCore {
 		t.Errorf("after a checkpoint, a chmod logged %v, want the transaction header and inode 2's core", items)
 	}
 }
