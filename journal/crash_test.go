@@ -228,6 +228,11 @@ func digestOf(m *meta.Model) [32]byte {
 func (w *crashWorld) mount(dev *testfs.CrashDevice) {
 	w.dev = dev
 	o := w.opts
+	if w.r.IntN(3) == 0 {
+		// A log holding both kinds of transaction: mount with the
+		// other log items now and then.
+		o.LogItems = LogItemsXFS - o.LogItems
+	}
 	o.Device = histDevice{dev, w}
 	w.histMu.Lock()
 	w.written = nil
@@ -722,6 +727,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 			Journal:            []JournalMode{JournalMeta, JournalData}[rr.IntN(2)],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+			LogItems:           []LogItems{LogItemsLogical, LogItemsXFS}[run%2],
 		}
 		w.mount(testfs.NewCrashDevice(img))
 		for gen := 0; gen < 6 && more(); gen++ {

@@ -82,7 +82,13 @@
 // Every change of the metadata is one transaction holding one Op (meta/ops.go):
 // a START op, the op's region, a COMMIT op (logbuf's op headers). The
 // region is the op's type byte, then the fields its type has, as varints or
-// length-prefixed bytes (meta.Op.Encode). Transaction ids count up and wrap at
+// length-prefixed bytes (meta.Op.Encode). With Options.LogItems
+// LogItemsXFS (mount's default, --log-items xfs) the op's region is
+// followed by the regions of the log items XFS would log for the op, each
+// item once per record (package logbuf's documentation, Log items;
+// journal/xfsitems): recovery applies the first region alone and checks
+// the rest are well-formed items. A log may hold both kinds of
+// transaction. Transaction ids count up and wrap at
 // 2^32; "newer" is serial-number arithmetic. A commit validates the op
 // against the model, copies its region into the active iclog, and only
 // then applies it to the model: an op the model would refuse is never

@@ -4,6 +4,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
@@ -188,3 +189,13 @@ func PlanSuperblock(dir string) (*SuperblockPlan, error) {
 func RebuildSuperblock(dir string, p *SuperblockPlan) error {
 	return store.RebuildSuperblock(store.OSFS(), dir, p)
 }
+
+// LogItem is xfsitems.Item: one XFS log item of a transaction.
+type LogItem = xfsitems.Item
+
+// ParseLogItemRegions is xfsitems.Parse: the log items of a transaction's
+// regions after its op.
+func ParseLogItemRegions(regions [][]byte) ([]LogItem, error) { return xfsitems.Parse(regions) }
+
+// DescribeLogItemFormat is xfsitems.DescribeFormat.
+func DescribeLogItemFormat(r []byte) (string, int, bool) { return xfsitems.DescribeFormat(r) }

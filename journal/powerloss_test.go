@@ -998,6 +998,7 @@ func TestPowerLoss(t *testing.T) {
 			Journal:            []JournalMode{JournalMeta, JournalData, JournalMeta}[run%3],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+			LogItems:           []LogItems{LogItemsLogical, LogItemsXFS}[run/3%2],
 		}
 		w.pt = run%3 == 2 // meta mode with the files open in passthrough
 		if run%3 == 0 && rr.IntN(2) == 0 {

@@ -93,6 +93,100 @@
 // carries the cycle, the h_num_logops ops fit, and what follows the last is
 // zero padding shorter than a block.
 //
+// # Log items
+//
+// With --log-items xfs (journal.LogItemsXFS, the default of mount) a
+// transaction carries, after its logical op, the regions XFS would log
+// for the same change, so that records are the size XFS's are; with
+// --log-items logical it carries the op alone. Recovery replays the op
+// (the first region) and checks that every further region belongs to a
+// well-formed item; it never applies them. Package journal/xfsitems
+// writes and checks them. The formats and sizes, from
+// fs/xfs/libxfs/xfs_log_format.h (checked by fs/xfs/xfs_ondisk.h), in
+// the host byte order of h_fmt (little-endian), with the 12-byte op
+// header each region has and each region's length rounded up to 4 bytes
+// (xlog_calc_iovec_len, fs/xfs/xfs_log.h):
+//
+//	inode item     xfs_inode_log_format, 56 bytes (ilf_type 0x123b, ilf_size
+//	               regions, ilf_fields, ilf_dsize/asize, ilf_ino, ilf_blkno)
+//	               + the v3 core, xfs_log_dinode, 176 bytes (di_magic "IN")
+//	               + the data fork if dirty: inline data (a shortform
+//	               directory: 6 + 8 + name per entry; a symlink's target)
+//	               or the extent list, 16 bytes an extent (xfs_bmbt_rec)
+//	               + the attr fork if dirty (shortform: 4 + 3 + name + value
+//	               per attr; else the extent of its leaf block)
+//	buffer item    xfs_buf_log_format, 20 bytes + a dirty map word per 32
+//	               chunks (24 for a 4 KiB block; blf_type 0x123c, blf_size
+//	               regions, the XFS_BLFT_* type in blf_flags, blf_len,
+//	               blf_blkno) + one region per run of dirty 128-byte chunks
+//	               (XFS_BLF_CHUNK); the AGF and AGI are 512-byte sectors
+//	EFI, EFD       xfs_efi_log_format / xfs_efd_log_format: 16 bytes + 16
+//	               an extent (0x1236, 0x1237)
+//	icreate        xfs_icreate_log, 28 bytes (0x123f), a new inode chunk
+//	trans header   xfs_trans_header, 16 bytes, "TRAN", type 40 (checkpoint)
+//
+// Chunk bodies are zero but for the on-disk magic at the start of chunk
+// 0 (XAGF, XAGI, AB3B, XDB3, ...); cores carry the magic, mode, format,
+// link count, size, extent count and inode number. They are there to be
+// the size XFS logs and recognisable (logprint --transactions and --ops
+// name them), not to be replayed.
+//
+// Which items an op dirties models XFS v5 with 4 KiB blocks, 512-byte
+// inodes and four allocation groups (mkfs.xfs of 2 GiB), after the
+// transactions' own accounts of what they modify (xfs_trans_resv.c):
+//
+//	create, mkdir,  the parent's core and its directory data, the new
+//	symlink         core (a new directory's or symlink's inline fork), the
+//	                AGI's counters and the inode's inode btree and free
+//	                inode btree records; every 64th inode a new chunk: an
+//	                icreate item and an allocation
+//	link            the directory's data, both cores
+//	unlink, rmdir   the directory's data, both cores; a last link puts the
+//	                inode on the AGI's unlinked bucket; its free (then, or
+//	                at OpFree) is xfs_inactive: an EFI and EFD for its
+//	                extents with the allocation's changes, the bucket, the
+//	                AGI's counters, the inode btrees' records, the core
+//	rename          both directories' data, their cores, the moved inode's
+//	                core (and a moved directory's ".."), a replaced target
+//	                as unlink
+//	write           the core; past the file's last block, an allocation
+//	fallocate       and the extent list (a punched hole: a free)
+//	setattr         the core; a truncate that frees blocks: a free and
+//	                the extent list
+//	set/removexattr the core and the attr fork (past the inode's room: an
+//	                allocation and chunks of a leaf block)
+//	sizefollows     the core
+//
+// An allocation logs the AGF's counters (chunk 0), the by-block free
+// space btree record that shrinks and the by-size btree's header and the
+// records shifted by a delete and an insert (a one-leaf tree of 16
+// records); a free logs an EFI, the EFD that finishes it in the same
+// checkpoint, and an allocation's changes. A directory takes XFS's forms
+// by its size: shortform while 6 + Σ(8 + name) fits the 336-byte fork
+// (the inline fork is logged), one block while its entries (12 + name,
+// rounded to 8), their 8-byte hash entries, the 64-byte header, "." and
+// ".." and the tail fit 4 KiB (the header chunk, the entry's chunks, the
+// free space after it, the tail, and the hash entries moved by an
+// insert), then data blocks with a leaf block (leaf1, then leafn blocks
+// with a free index block). Where an entry falls in its block comes from
+// a hash of its name; what the tracker cannot know (where XFS put an
+// inode, how fragmented a file is) is fixed: an inode's group is its
+// number modulo 4, a file has one extent per 256 KiB, block addresses
+// are made up but stable.
+//
+// XFS's CIL formats each dirty item once per checkpoint (a log force
+// pushes the CIL), and relogs an item with every change since it was last
+// written back ("re-logging", Documentation/filesystems/xfs-delayed-
+// logging-design.rst). xlogfs does the same per record, which a force
+// ends as it ends a checkpoint: the first transaction of a record carries
+// the transaction header; an item is logged in the first transaction of
+// the record that dirties it, with everything dirtied since the last
+// checkpoint (which writes the metadata back, as the AIL does): an inode
+// with its core and every fork dirtied since, a buffer with every chunk
+// dirtied since; a later transaction of the record logs only what became
+// dirty after (a fork, new chunks). Intents (EFI, EFD, icreate) are
+// logged each time.
+//
 // # The durable watermark
 //
 // h_durable_lsn is xlogfs's own field, in the first eight bytes of what XFS

@@ -98,6 +98,7 @@ type mountFlags struct {
 	passthrough              string
 	transport                string
 	immediate                *sizeFlag
+	logItems                 string
 }
 
 func runMount(args []string) error {
@@ -105,6 +106,7 @@ func runMount(args []string) error {
 	var f mountFlags
 	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs, sector or inline (as ops are copied into the log)")
 	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
+	fs.StringVar(&f.logItems, "log-items", "xfs", "what each transaction logs beside its logical op: xfs (the inode cores, dirty buffer chunks and extent frees XFS would log for it, so records are the size XFS's are) or logical (the op alone, the compact log); a store mounts with either, whichever wrote its log")
 	f.logbsize = &sizeFlag{}
 	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k, a power of two (default: the store's, set at mkfs)")
 	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
@@ -173,6 +175,9 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	}
 	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
 		return o, fs.usagef("--journal: %v", err)
+	}
+	if o.LogItems, err = journal.ParseLogItems(f.logItems); err != nil {
+		return o, fs.usagef("--log-items: %v", err)
 	}
 	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
 		return o, fs.usagef("--cksum-impl: %v", err)

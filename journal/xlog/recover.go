@@ -401,7 +401,9 @@ func (s *Scan) stakeOf(maxBlocks, logBlocks uint64, describe func([]byte) string
 			}
 			t := StakedTxn{TID: op.TID, Commit: l.LSN()}
 			for _, o := range ops {
-				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 && describe != nil {
+				// The first whole region is the op; those after it
+				// (log items) do not name the transaction.
+				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 && describe != nil && t.Op == "" {
 					t.Op = describe(o.Data)
 				}
 			}

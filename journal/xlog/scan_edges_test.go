@@ -101,7 +101,7 @@ func (l *testLog) record(n int) logbuf.LSN {
 	}
 	k := (len(l.recs)*13 + n) % 251
 	region := pattern[k : k+pb*logbuf.BBSize-3*logbuf.OpHeaderSize]
-	lsn, err := l.x.Commit(region, nil)
+	lsn, err := l.x.Commit(func(logbuf.LSN) [][]byte { return [][]byte{region} }, nil)
 	if err == nil {
 		err = l.x.ForceAll()
 	}

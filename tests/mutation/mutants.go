@@ -171,9 +171,24 @@ var Mutants = []Mutant{
 		Name: "model-before-log",
 		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
 		Edits: []Edit{{"journal/fs.go",
-			"\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
-			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
+			"\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\tif fs.items != nil {\n\t\t\tfs.items.Reset()\n\t\t}\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
+			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
+	},
+
+	// Log items (--log-items xfs): the op is the first region, the rest are
+	// checked, never applied.
+	{
+		Name:   "replay-last-region",
+		Bug:    "replay decodes a transaction's last region as its op: a transaction with XFS log items is refused, or the wrong region applied",
+		Edits:  []Edit{{"journal/recovery/replay.go", "op, err := meta.DecodeOp(tx.Regions[0])", "op, err := meta.DecodeOp(tx.Regions[len(tx.Regions)-1])"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestReplayMixedLog"}}, {Pkg: "./tests", Tests: []string{"TestLogItemsAcrossMounts"}}},
+	},
+	{
+		Name:   "replay-skips-items",
+		Bug:    "replay does not check a transaction's log items: a damaged item region is replayed as if the transaction were whole",
+		Edits:  []Edit{{"journal/recovery/replay.go", "xfsitems.Parse(tx.Regions[1:])", "xfsitems.Parse(nil)"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestReplayRefusesBadItem"}}},
 	},
 
 	// Timestamps: the two bugs every test once let through.
