@@ -88,7 +88,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img1, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img1, recovery.WindowOf(ck, logbuf.CoverWhole))
 	var full *xlog.ScannedRecord
 	for i := range s.Records {
 		if s.Records[i].Header.Size == 256<<10 && s.Records[i].Header.RecordBytes() == 256<<10 {
@@ -158,7 +158,7 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedR
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
 		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.Records), s.Kind)
 	}
@@ -307,7 +307,7 @@ func stripWatermarks(t *testing.T, img []byte, recs []xlog.ScannedRecord) {
 	for _, r := range recs {
 		b := img[r.Offset : r.Offset+int64(r.Header.RecordBytes())]
 		clear(b[328:336])
-		binary.LittleEndian.PutUint32(b[32:], logbuf.ComputeCRC(b))
+		binary.LittleEndian.PutUint32(b[32:], logbuf.ComputeCRC(b, r.Header.HeaderBytes(), logbuf.CoverWhole))
 		if h, err := logbuf.ParseHeader(b); err != nil || h.Durable != 0 {
 			t.Fatalf("stripping the watermark of %v: %v", r.LSN(), err)
 		}
@@ -431,7 +431,7 @@ func TestCutThenTearAgain(t *testing.T) {
 		durable := dev.Image()
 		ck, err := ReadCheckpoint(dir)
 		check(t, err)
-		head := xlog.ScanLog(durable, recovery.WindowOf(ck)).Head
+		head := xlog.ScanLog(durable, recovery.WindowOf(ck, logbuf.CoverWhole)).Head
 		// Three records' worth of writes, written but never synced.
 		for i := range 3 {
 			must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(0x10 + i)}, 30000), int64(i)*30000))
@@ -505,7 +505,7 @@ func waitPending(t *testing.T, dev *testfs.CrashDevice, n int) {
 // findRecord returns the valid record at p in img.
 func findRecord(t *testing.T, img []byte, p xlog.Pos) xlog.ScannedRecord {
 	t.Helper()
-	r, ok := xlog.ReadRecord(img, p)
+	r, ok := xlog.ReadRecord(img, p, logbuf.CoverWhole)
 	if !ok || r.Err != nil {
 		t.Fatalf("no valid record at %v: %v", p.LSN(), r.Err)
 	}
@@ -528,7 +528,7 @@ func TestCorruptionRefused(t *testing.T) {
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 	if len(s.Records) < 250 {
 		t.Fatalf("only %d records", len(s.Records))
 	}
@@ -638,7 +638,7 @@ func FuzzRecoverLog(f *testing.F) {
 		img := make([]byte, 64<<10)
 		copy(img, b)
 		ck := &store.Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: meta.NewModel(0)}
-		s := xlog.ScanLog(img, recovery.WindowOf(ck))
+		s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 		_ = s.Corruption()
 		m := meta.NewModel(0)
 		recovery.Replay(s, 0, func(op *meta.Op) error { return m.Apply(op) })
@@ -721,14 +721,14 @@ func BenchmarkReplay(b *testing.B) {
 	image := dev.Image()
 	fs.Abandon()
 	ck, _ := ReadCheckpoint(dir)
-	s := xlog.ScanLog(image, recovery.WindowOf(ck))
+	s := xlog.ScanLog(image, recovery.WindowOf(ck, logbuf.CoverWhole))
 	var logBytes int64
 	for _, r := range s.Records {
 		logBytes += int64(r.Header.RecordBytes())
 	}
 	b.SetBytes(logBytes)
 	for b.Loop() {
-		s := xlog.ScanLog(image, recovery.WindowOf(ck))
+		s := xlog.ScanLog(image, recovery.WindowOf(ck, logbuf.CoverWhole))
 		m := ck.Model.Clone()
 		if _, err := recovery.Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) }); err != nil {
 			b.Fatal(err)
