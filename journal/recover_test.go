@@ -24,8 +24,14 @@ import (
 // crashStore is a freshly made store whose log lives on a CrashDevice.
 func crashStore(t *testing.T, logSize int64, logbsize int) (string, *testfs.CrashDevice) {
 	t.Helper()
+	return crashStoreCov(t, logSize, logbsize, logbuf.CoverWhole)
+}
+
+// crashStoreCov is crashStore with CRC coverage cov.
+func crashStoreCov(t *testing.T, logSize int64, logbsize int, cov logbuf.Coverage) (string, *testfs.CrashDevice) {
+	t.Helper()
 	dir := filepath.Join(fastTempDir(t), "store")
-	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize, Coverage: cov}); err != nil {
 		t.Fatal(err)
 	}
 	img, err := os.ReadFile(filepath.Join(dir, store.LogName))
@@ -61,15 +67,19 @@ func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []strin
 // as they were. Each tear must be cut as a torn tail, with a warning naming
 // the record's LSN, and the transaction it held must not be replayed. The
 // record is written in batched mode and in inline mode (stamped as it is
-// copied in), and recovered in batched mode.
+// copied in), and recovered in batched mode; on a store of each CRC
+// coverage.
 func TestTornWriteAtEveryBoundary(t *testing.T) {
-	for _, m := range []cksum.Mode{cksum.Batched, cksum.Inline} {
-		t.Run(m.String(), func(t *testing.T) { tornWriteAtEveryBoundary(t, m) })
+	for _, c := range []struct {
+		m   cksum.Mode
+		cov logbuf.Coverage
+	}{{cksum.Batched, logbuf.CoverWhole}, {cksum.Inline, logbuf.CoverWhole}, {cksum.XFS, logbuf.CoverXFS}} {
+		t.Run(c.m.String()+"/"+c.cov.String(), func(t *testing.T) { tornWriteAtEveryBoundary(t, c.m, c.cov) })
 	}
 }
 
-func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
-	dir, dev := crashStore(t, 4<<20, 256<<10)
+func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode, cov logbuf.Coverage) {
+	dir, dev := crashStoreCov(t, 4<<20, 256<<10, cov)
 	o := Options{Mode: mode, Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour}
 	o.Device = dev
 	fs := mount(t, dir, o)
@@ -88,7 +98,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img1, recovery.WindowOf(ck, logbuf.CoverWhole))
+	s := xlog.ScanLog(img1, recovery.WindowOf(ck, cov))
 	var full *xlog.ScannedRecord
 	for i := range s.Records {
 		if s.Records[i].Header.Size == 256<<10 && s.Records[i].Header.RecordBytes() == 256<<10 {
@@ -146,7 +156,29 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 // mail server does. It returns the store, the log image and the records.
 func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedRecord) {
 	t.Helper()
-	dir, dev := crashStore(t, 8<<20, 32<<10)
+	return fsyncedLogOf(t, n, o, geometry{logbuf.CoverWhole, 32 << 10})
+}
+
+// geometry is what a store's records look like: their CRC coverage and
+// iclog size.
+type geometry struct {
+	cov      logbuf.Coverage
+	logbsize int
+}
+
+// geometries are those the record-damage tests run on: whole coverage;
+// xfs coverage; and xfs coverage with 64 KiB iclogs, whose short records'
+// extension header is left out of the CRC.
+var geometries = []geometry{{logbuf.CoverWhole, 32 << 10}, {logbuf.CoverXFS, 32 << 10}, {logbuf.CoverXFS, 64 << 10}}
+
+func (g geometry) String() string {
+	return fmt.Sprintf("%s coverage, logbsize %dk", g.cov, g.logbsize>>10)
+}
+
+// fsyncedLogOf is fsyncedLog on a store of geometry g.
+func fsyncedLogOf(t *testing.T, n int, o Options, g geometry) (string, []byte, []xlog.ScannedRecord) {
+	t.Helper()
+	dir, dev := crashStoreCov(t, 8<<20, g.logbsize, g.cov)
 	o.Device, o.CheckpointInterval = dev, time.Hour
 	fs := mount(t, dir, o)
 	for i := range n {
@@ -158,7 +190,7 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedR
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck, g.cov))
 	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
 		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.Records), s.Kind)
 	}
@@ -198,13 +230,20 @@ func corruptionAt(t *testing.T, what string, err error, r xlog.ScannedRecord, at
 // flip leaves every block carrying its cycle; a zeroed block does not, but
 // the next record's durable watermark covers it.
 func TestFortyFsyncedFiles(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 40, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { fortyFsyncedFiles(t, g) })
+	}
+}
+
+func fortyFsyncedFiles(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 40, Options{}, g)
 	second := recs[1]
+	payload := second.Offset + int64(second.Header.HeaderBytes())
 	// Each record commits a create and a write; a zeroed block or header
 	// leaves the 2nd record's own two unreadable.
 	for name, damage := range map[string]func(b []byte){
-		"payload bit flip": func(b []byte) { b[second.Offset+700] ^= 0x10 },
-		"zeroed block":     func(b []byte) { clear(b[second.Offset+512 : second.Offset+1024]) },
+		"payload bit flip": func(b []byte) { b[payload+188] ^= 0x10 },
+		"zeroed block":     func(b []byte) { clear(b[payload : payload+512]) },
 		"zeroed header":    func(b []byte) { clear(b[second.Offset : second.Offset+512]) },
 	} {
 		bad := bytes.Clone(img)
@@ -225,7 +264,13 @@ func TestFortyFsyncedFiles(t *testing.T) {
 // though nothing follows it. A truly torn last record (a block that still
 // holds the previous cycle's contents) is still cut.
 func TestLastRecordFlipIsCorruption(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 10, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { lastRecordFlip(t, g) })
+	}
+}
+
+func lastRecordFlip(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 10, Options{}, g)
 	last := recs[len(recs)-1]
 	bad := bytes.Clone(img)
 	bad[last.Offset+600] ^= 0x04
@@ -235,11 +280,11 @@ func TestLastRecordFlipIsCorruption(t *testing.T) {
 		t.Errorf("evidence %q", ce.Evidence)
 	}
 
-	// Torn: its second block is what the position held a cycle earlier
-	// (stamped with cycle 0 here: a fresh log), the rest new.
+	// Torn: its first payload block is what the position held a cycle
+	// earlier (stamped with cycle 0 here: a fresh log), the rest new.
 	torn := bytes.Clone(img)
 	stale := make([]byte, 512)
-	copy(torn[last.Offset+512:], stale)
+	copy(torn[last.Offset+int64(last.Header.HeaderBytes()):], stale)
 	fs, warnings, err := recoverImage(t, dir, torn, Options{})
 	if err != nil {
 		t.Fatalf("torn last record: %v", err)
@@ -260,23 +305,48 @@ func TestLastRecordFlipIsCorruption(t *testing.T) {
 // which is replayed; a damaged h_lsn, h_size, or h_len (grown past the
 // record) is corruption.
 func TestHeaderAndCycleWordDamage(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 5, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { headerAndCycleWordDamage(t, g) })
+	}
+}
+
+func headerAndCycleWordDamage(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 5, Options{}, g)
 	last := recs[len(recs)-1]
 	o := last.Offset
-	for _, c := range []struct {
+	p := o + int64(last.Header.HeaderBytes()) // the first payload block
+	cases := []struct {
 		name    string
 		damage  func(b []byte)
 		corrupt bool
 	}{
 		{"magic", func(b []byte) { b[o+1] ^= 0x02 }, false},
 		{"h_cycle", func(b []byte) { b[o+7] ^= 0x08 }, false},
-		{"payload stamp", func(b []byte) { b[o+512+3] ^= 0x01 }, false},
+		{"payload stamp", func(b []byte) { b[p+3] ^= 0x01 }, false},
 		{"h_lsn", func(b []byte) { b[o+23] ^= 0x20 }, true},
 		{"h_size", func(b []byte) { b[o+321] ^= 0x40 }, true},
 		{"h_len grown", func(b []byte) { b[o+14] ^= 0x10 }, true},
 		{"h_crc", func(b []byte) { b[o+33] ^= 0x01 }, true},
 		{"h_durable_lsn", func(b []byte) { b[o+335] ^= 0x01 }, true},
-	} {
+		// Under xfs coverage the CRC leaves these out; they are checked.
+		{"bytes 336..343", func(b []byte) { b[o+340] ^= 0x04 }, true},
+		{"h_reserved", func(b []byte) { b[o+500] ^= 0x01 }, true},
+	}
+	if last.Header.HeaderBytes() > 512 {
+		// A record short enough to need no extension header: under xfs
+		// coverage its extension header is not in the CRC.
+		cases = append(cases, []struct {
+			name    string
+			damage  func(b []byte)
+			corrupt bool
+		}{
+			{"extension header's cycle", func(b []byte) { b[o+512+2] ^= 0x10 }, false},
+			{"extension header's cycle data", func(b []byte) { b[o+512+40] ^= 0x10 }, true},
+			{"xh_reserved", func(b []byte) { b[o+512+300] ^= 0x10 }, true},
+			{"extension header zeroed", func(b []byte) { clear(b[o+512 : o+1024]) }, false},
+		}...)
+	}
+	for _, c := range cases {
 		bad := bytes.Clone(img)
 		c.damage(bad)
 		fs, warnings, err := recoverImage(t, dir, bad, Options{})
