@@ -44,7 +44,7 @@ its unmount) is waited for, up to --wait.`)
 		return err
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
-	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
+	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s, crc %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage)
 	fmt.Printf("checkpoint: ok (#%d, tail %v, %d inodes, last tid %#x)\n", ck.Seq, ck.TailLSN, len(ck.Model.Inodes), ck.LastTID)
 	fmt.Printf("log: %d valid records from %v to head %v, %s; %d transactions to replay, %d incomplete\n",
 		len(rep.Records), ck.TailLSN, rep.Head, logState(rep.Clean, len(rep.Records)), rep.Replayed, rep.Dropped)
