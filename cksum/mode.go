@@ -295,9 +295,10 @@ func (s *Summer) RecordCovered(rec []byte, hdrLen int, c Coverage) uint32 {
 }
 
 // PackRecord runs pack (stamping the record's blocks, not checksum work)
-// and then returns the record's CRC under coverage c as RecordCovered does. Both are timed inside
-// one pair of CPU clock reads, each by the wall clock: pack's time goes to
-// the Plain* counters, the checksum's to the seal's, as Record counts it.
+// and then returns the record's CRC under coverage c as RecordCovered does.
+// Both are timed inside one pair of CPU clock reads, each by the wall
+// clock: pack's time goes to the Plain* counters, the checksum's to the
+// seal's, as Record counts it.
 // Had the thread lost its CPU, the CPU clock's advance is split between the
 // two in proportion to their wall times.
 func (s *Summer) PackRecord(rec []byte, hdrLen int, c Coverage, pack func()) uint32 {
