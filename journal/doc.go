@@ -45,8 +45,18 @@
 // logprint verifies records under the store's coverage. Mkfs writes
 // it once, last (a temporary file renamed into place, then the directory
 // synced), after data/, the zero-filled and synced log and a first
-// checkpoint, so a directory with a superblock is a complete store and one
-// without is at most a half-built one that mkfs --force may redo.
+// checkpoint, so a directory with a superblock is a complete store. One
+// without is half-built (no checkpoint yet, or mkfs's first one beside a
+// log without records and no data file: nothing to lose, and mkfs --force
+// may redo it) or a store that lost its superblock: then its log and
+// checkpoint say all the superblock said (the UUID every record carries,
+// the log file's size, the iclog size of the checkpoint's writer, the CRC
+// coverage the records verify under), and
+// xlogfs check --rebuild-superblock writes it again (store/rebuild.go).
+// mkfs --force remakes an existing store under the store's lock, refusing
+// one in use, and first overwrites its superblock in place with
+// "XLOGFSMK", the mark of a store being made again, so a crash part way
+// leaves a store that says mkfs did not finish.
 //
 // The checkpoint file is "XLGCKPT1", a CRC-32C at 8 (little-endian, over the
 // whole file with these four bytes read as zero), the payload's length at 12
@@ -68,7 +78,8 @@
 //
 // While a process uses the store it holds an flock on the superblock: a
 // mount exclusively from before recovery until its unmount record is
-// durable, xlogfs check for as long as it reads or cuts the log
+// durable, xlogfs check for as long as it reads or cuts the log, mkfs
+// --force and a superblock rebuild until the new superblock is durable
 // (store/inuse.go).
 //
 // # What the log carries
@@ -155,10 +166,19 @@
 //     The log is cut there, with a warning naming its LSN, and the newer
 //     records (in flight too) are dropped.
 //   - Corrupt: the bad record had been durable. The mount refuses, naming
-//     the LSN, the log offset, the stored and computed CRC and the
-//     committed transactions in it and after it, which a cut would lose and
-//     which may have been acknowledged; xlogfs check --repair cuts the log
-//     there after listing them.
+//     the LSN, the log offset, the stored and computed CRC and what a cut
+//     would lose, which may have been acknowledged; xlogfs check --repair
+//     cuts the log there after listing it.
+//
+// What a cut loses (the transactions at stake, xlog.Stake) is listed from
+// the records that verify: the committed transactions of the valid records
+// after the bad one. The bad record's own bytes failed verification, so
+// nothing in its payload is quoted (a flipped bit may be in a tid); it is
+// named with the op count its header gives, contents unknown, or, when
+// its header cannot be read, as a record whose transactions are unknown,
+// as is any record between two valid later ones that does not verify. The
+// count is then "at least" the listed ones. The mount's refusal, check and
+// check --repair give the same count.
 //
 // A 512-byte block is written whole or not at all, and every block of a
 // record carries its cycle (package logbuf). So a bad record is torn only

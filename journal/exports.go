@@ -169,3 +169,22 @@ func HistBounds(i int) (lo uint64, hi uint64) { return statsfile.HistBounds(i) }
 
 // HistPercentile is statsfile.HistPercentile.
 func HistPercentile(h []uint64, p float64) float64 { return statsfile.HistPercentile(h, p) }
+
+// InUseError is store.InUseError.
+type InUseError = store.InUseError
+
+// SuperblockPlan is store.SuperblockPlan.
+type SuperblockPlan = store.SuperblockPlan
+
+// ErrSuperblockSound is store.ErrSuperblockSound.
+var ErrSuperblockSound = store.ErrSuperblockSound
+
+// PlanSuperblock is store.PlanSuperblock on the real filesystem.
+func PlanSuperblock(dir string) (*SuperblockPlan, error) {
+	return store.PlanSuperblock(store.OSFS(), dir)
+}
+
+// RebuildSuperblock is store.RebuildSuperblock on the real filesystem.
+func RebuildSuperblock(dir string, p *SuperblockPlan) error {
+	return store.RebuildSuperblock(store.OSFS(), dir, p)
+}

@@ -374,8 +374,8 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 		case r == rep.Bad:
 			j.Status, j.OK = "torn", false
 			out.Status = "torn"
-			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write (it may have been in flight: %d record(s) from it on, at most %d in flight); mounting cuts the log here (%d later in-flight records and %d committed transactions dropped)",
-				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
+			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write (it may have been in flight: %d record(s) from it on, at most %d in flight); mounting cuts the log here (%d later in-flight records and %s dropped)",
+				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), rep.Stake().Count())
 		case r.Err != nil:
 			j.Status = "bad"
 		}

@@ -19,6 +19,16 @@ Makes an empty filesystem in DIR: the superblock, a zeroed circular log of
 directory. DIR may be missing or empty. A non-empty directory that is not an
 xlogfs store is always refused; an existing store only with --force.
 
+A store in use is refused, --force or not: one that is mounted (in the mount
+table, whether or not its daemon still holds it) or whose lock a process
+holds (a mount, check, an unmount finishing); the error names the mount
+point and the process, as check's does. mkfs --force holds the store's lock
+while it remakes the store, so no mount can start on it meanwhile.
+
+A store that lost only its superblock is not remade: its log and checkpoint
+still hold every file. xlogfs check --rebuild-superblock writes the
+superblock again.
+
 --logbsize sets the default iclog size that mounts use; by default it is the
 largest (up to 256 KiB) the log has room for.
 
@@ -52,9 +62,12 @@ Every checksum mode (mount --mode) works under either.`)
 	case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
 		return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
 	}
+	if err := refuseMounted(pos[0]); err != nil {
+		return err
+	}
 	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
 	if err != nil {
-		return err
+		return inUseOf(pos[0], err)
 	}
 	fmt.Printf("made xlogfs store %s: log %s, logbsize %s, crc %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage, sb.UUID)
 	return nil

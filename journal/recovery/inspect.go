@@ -23,7 +23,8 @@ type LogReport struct {
 	Torn       bool                 // Bad is a torn write: mounting cuts the log there
 	Corrupt    error                // *CorruptionError: mounting refuses
 	Later      []xlog.ScannedRecord // valid records newer than Bad
-	AtStake    []xlog.StakedTxn     // committed transactions in Bad and Later: what cutting the log drops
+	AtStake    []xlog.StakedTxn     // committed transactions in Later (CRC verified): what cutting the log drops
+	Unread     []xlog.UnreadRecord  // Bad, and records after it, whose transactions cutting drops unread
 	InFlight   int                  // records from Bad to the newest of Later, at least
 	LogBufs    int                  // how many records can be in flight at once
 	Clean      bool                 // the log ends with an unmount record
@@ -79,7 +80,7 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 	}
 	rep.Torn = s.Kind == xlog.ScanTorn
 	rep.Corrupt = s.Corruption()
-	rep.AtStake, rep.InFlight, rep.LogBufs = s.AtStake, s.InFlight, xlog.InFlightAllowance(WindowOf(ck, sb.Coverage))
+	rep.AtStake, rep.Unread, rep.InFlight, rep.LogBufs = s.AtStake, s.Unread, s.InFlight, xlog.InFlightAllowance(WindowOf(ck, sb.Coverage))
 	if all {
 		rep.Old = xlog.OldRecords(img, s)
 	}
@@ -91,6 +92,10 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 	rep.Problems = m.Check()
 	return rep, nil
 }
+
+// Stake is what cutting the log at Bad drops: the count check, check
+// --repair and the mount's refusal all give.
+func (r *LogReport) Stake() xlog.Stake { return xlog.Stake{Txns: r.AtStake, Unread: r.Unread} }
 
 // WindowOf is what walking the log needs of ck, for a store whose records
 // are checksummed under cov (its superblock's Coverage).

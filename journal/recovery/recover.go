@@ -109,8 +109,8 @@ func Recover(m Mount) (*Recovered, error) {
 	if scan.Kind == xlog.ScanTorn {
 		r.TornLSN = scan.Stop.LSN()
 		r.DroppedLater = len(scan.Later)
-		m.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
-			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck, m.Coverage)), len(scan.Later), len(scan.AtStake), rep.Dropped)
+		m.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %s dropped, %d incomplete transactions not replayed)",
+			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck, m.Coverage)), len(scan.Later), scan.Stake().Count(), rep.Dropped)
 	}
 	r.Orphans = len(ck.Model.DropOrphans())
 	if err := m.recoverFollowed(&r.Report, replayed); err != nil {

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/store"
@@ -46,4 +48,34 @@ func TestSuperblockCoverage(t *testing.T) {
 	if _, err := store.Mkfs(t.TempDir(), store.MkfsOptions{LogSize: store.MinLogSize, Coverage: 2}); err == nil {
 		t.Error("Mkfs with coverage 2 succeeded")
 	}
+}
+
+// A lost superblock is rebuilt with the coverage the log's records verify
+// under: an xfs-coverage store's superblock comes back xfs, as mkfs wrote
+// it, and a log whose records verify under both is refused, since which is
+// the store's is not known.
+func TestRebuildSuperblockCoverage(t *testing.T) {
+	dir := t.TempDir()
+	sb := mkfs(t, dir, store.MkfsOptions{LogSize: 2 << 20, LogBSize: 64 << 10, Coverage: logbuf.CoverXFS})
+	path := filepath.Join(dir, store.SuperblockName)
+	orig := readBytes(t, path)
+	logRecordsCov(t, dir, sb.UUID, sb.LogBSize, logbuf.CoverXFS, 0, 3)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	p := rebuild(t, dir)
+	if p.Superblock != *sb || p.Records != 3 || !strings.Contains(p.CoverageFrom, "verify under") {
+		t.Errorf("plan %+v, want superblock %+v, its coverage from the 3 records", p, *sb)
+	}
+	if got := readBytes(t, path); !bytes.Equal(got, orig) {
+		t.Error("the rebuilt superblock differs from the one mkfs wrote")
+	}
+
+	// Records of both coverages: not the log of one store.
+	logRecordsCov(t, dir, sb.UUID, sb.LogBSize, logbuf.CoverWhole, 100, 2)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.PlanSuperblock(store.OSFS(), dir)
+	wantErr(t, err, "cannot rebuild", "2 records verify under whole CRC coverage and 3 records under xfs")
 }

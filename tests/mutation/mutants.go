@@ -254,4 +254,36 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"fusefs/handle.go", "if k := h.n.killForWrite(ctx); k.Kill {", "if k := h.n.killForWrite(ctx); k.Kill && k.InGroup == nil {"}},
 		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestSetIDSemantics"}, Timeout: "10m"}},
 	},
+
+	// mkfs of a store in use, a lost superblock, what a cut drops.
+	{
+		Name:   "mkfs-no-lock",
+		Bug:    "mkfs --force remakes a store without taking its lock: a mount's store is remade under it, and its files read back as zeros",
+		Edits:  []Edit{{"journal/store/store.go", "\tif IsStore(st, dir) {\n\t\tlock, err := Lock(st, dir)", "\tif false {\n\t\tlock, err := Lock(st, dir)"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestMkfsInUse", "TestMkfsForceHoldsLock"}}},
+	},
+	{
+		Name:   "mkfs-no-mount-table",
+		Bug:    "mkfs asks only the lock, not the mount table: a store still mounted by a daemon that let go of the lock is remade",
+		Edits:  []Edit{{"cmd/xlogfs/mkfs.go", "if err := refuseMounted(pos[0]); err != nil {", "if err := refuseMounted(pos[0]); false && err != nil {"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestMkfsMountedStore"}}},
+	},
+	{
+		Name:   "lost-superblock-half-built",
+		Bug:    "a store that lost its superblock is called half-built and sent to mkfs --force, which throws away its log and checkpoint",
+		Edits:  []Edit{{"journal/store/rebuild.go", "func (r *remains) lost() bool { return !r.fresh() }", "func (r *remains) lost() bool { return false }"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestRebuildLostSuperblock"}}},
+	},
+	{
+		Name:   "rebuild-new-uuid",
+		Bug:    "a rebuilt superblock gets a new UUID, not the one every log record carries",
+		Edits:  []Edit{{"journal/store/rebuild.go", "\tif p.Records == 0 {\n", "\tif true {\n"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestRebuildLostSuperblock"}}},
+	},
+	{
+		Name:   "stake-skips-bad-record",
+		Bug:    "what a cut drops leaves the damaged record out: the count is not 'at least', and its transactions are not said to be unknown",
+		Edits:  []Edit{{"journal/xlog/recover.go", "unread := []UnreadRecord{bad}", "unread := []UnreadRecord(nil)"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestAtStakeFromVerifiedRecords", "TestAtStakeUnreadableHeader"}}},
+	},
 }
