@@ -29,7 +29,7 @@
 //
 // A store is a directory:
 //
-//	superblock    magic, format version, UUID, log size, default logbsize
+//	superblock    magic, format version, UUID, log size, default logbsize, CRC coverage
 //	log           the circular log, preallocated (zeroed by mkfs)
 //	checkpoint    the metadata as of a log position, replaced atomically
 //	data/<ino>    the bytes of each regular file, named by inode number
@@ -38,7 +38,11 @@
 // The superblock is 512 bytes: "XLOGFSSB" at 0, the format version (1) at
 // 8, the UUID at 12 (every log record carries it, h_fs_uuid), the log's size
 // in bytes at 28 (8 bytes), the default iclog size at 36, all big-endian,
-// and at 508 the CRC-32C of the bytes before it, little-endian. Mkfs writes
+// the CRC coverage of every log record at 40 (one byte: 0 whole, 1 xfs;
+// mkfs --crc, package logbuf's CRC coverage; zero in stores made before it
+// was a choice, which so read as whole), and at 508 the CRC-32C of the
+// bytes before it, little-endian. Every mount, recovery, check and
+// logprint verifies records under the store's coverage. Mkfs writes
 // it once, last (a temporary file renamed into place, then the directory
 // synced), after data/, the zero-filled and synced log and a first
 // checkpoint, so a directory with a superblock is a complete store. One
@@ -46,7 +50,8 @@
 // log without records and no data file: nothing to lose, and mkfs --force
 // may redo it) or a store that lost its superblock: then its log and
 // checkpoint say all the superblock said (the UUID every record carries,
-// the log file's size, the iclog size of the checkpoint's writer), and
+// the log file's size, the iclog size of the checkpoint's writer, the CRC
+// coverage the records verify under), and
 // xlogfs check --rebuild-superblock writes it again (store/rebuild.go).
 // mkfs --force remakes an existing store under the store's lock, refusing
 // one in use, and first overwrites its superblock in place with
@@ -157,8 +162,9 @@
 // than the checkpoint's last, in log order. A transaction without its
 // COMMIT is dropped, and unlinked inodes still held open when the log
 // ended are freed. The walk stops at the first position whose record is bad
-// (its header, CRC, cycle stamps or ops fail) or missing (no header there
-// of that cycle and position). Then it looks past that head for valid
+// (its header, its CRC under the store's coverage or, under xfs coverage,
+// the checks of the bytes the CRC leaves out, its cycle stamps or its ops
+// fail) or missing (no header there of that cycle and position). Then it looks past that head for valid
 // records newer than it, and decides how the log ends:
 //
 //   - Nothing bad, nothing newer: the log simply ends there.
@@ -200,10 +206,11 @@
 //     is durable, so no more than logbufs are ever written but not durable.
 //  4. No valid record after it starts inside it.
 //
-// A record whose CRC verifies once its cycle words are restored is valid:
-// every byte but those words is as written (a damaged stamp, or a torn
-// write over an earlier write of the very same bytes). It is replayed, with
-// a warning.
+// A record that verifies once its cycle words are restored is valid: every
+// byte but those words is as written (a damaged stamp, or a torn write over
+// an earlier write of the very same bytes, or, under xfs coverage, over an
+// extension header the record does not need that held only an older
+// cycle). It is replayed, with a warning.
 //
 // Cut-and-rewrite: after any mount of a log that did not end with an
 // unmount record, the free blocks just past the head (more than in-flight

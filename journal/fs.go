@@ -273,7 +273,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	}
 
 	rec, err := recovery.Recover(recovery.Mount{
-		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
+		Log: dev, LogSize: sb.LogSize, Coverage: sb.Coverage, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
 		LogBSize: opts.LogBSize, Overlay: fs.overlay, AllowMissingData: opts.AllowMissingData, Logf: opts.Logf,
 	})
 	if err != nil {
@@ -289,7 +289,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		}
 	}
 	fs.x, err = xlog.New(xlog.Config{
-		Dev: dev, UUID: sb.UUID, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
+		Dev: dev, UUID: sb.UUID, Coverage: sb.Coverage, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
 		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		Head: head, PrevBlock: rec.PrevBlock, Tail: head, LastTID: rec.LastTID,
 		Times: &fs.times, OnDurable: fs.onDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,

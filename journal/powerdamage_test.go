@@ -137,7 +137,7 @@ func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 	}
 	var wr *writtenRec
 	if len(p) >= logbuf.BBSize && binary.BigEndian.Uint32(p) == logbuf.HeaderMagic {
-		rec, err := logbuf.DecodeRecord(bytes.Clone(p))
+		rec, err := logbuf.DecodeRecord(bytes.Clone(p), d.w.cov)
 		if err != nil {
 			d.w.t.Errorf("the writer wrote a record that does not decode at log offset %d: %v", off, err)
 		} else {

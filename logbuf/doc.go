@@ -36,7 +36,8 @@
 //	320  h_size         iclog size (logbsize)
 //	324  h_pad0         zero (XFS: padding)
 //	328  h_durable_lsn  xlogfs: the durable watermark (below)
-//	336  reserved       zero, to 512
+//	336  h_durable_not  xlogfs: its bitwise complement under xfs coverage, else zero
+//	344  reserved       zero, to 512
 //
 // An extension header block holds xh_cycle at 0 and xh_cycle_data (the saved
 // first words of payload blocks 64i..64i+63) at 4; the rest is zero.
@@ -68,30 +69,72 @@
 // payload block in its first word. A 512-byte block is written whole or not
 // at all, so a block that does not carry the record's cycle was left as it
 // was by a write that did not finish (a torn write); a record whose blocks
-// all carry its cycle was written whole, and if its CRC fails it was damaged
-// since.
+// all carry its cycle was written whole, and if it fails verification it
+// was damaged since.
 //
 // # CRC coverage
 //
-// h_crc is the standard CRC-32C (Castagnoli, package cksum) of the record's
-// contiguous bytes as they are written: every header block in full, with
-// h_crc's four bytes read as zero, then the payload with its cycle stamps
-// and its padding. It is stored little-endian. It covers h_pad0, the
-// durable watermark and the reserved bytes too, so every bit of a record is
-// checked; nothing of a record lies outside it. Every checksum mode
-// (cksum.Mode: one call, XFS's per-region calls, one call per block, or
-// inline at copy time) computes this one value; they differ only in how the
-// work is cut and when it runs. The writer zeroes h_crc before computing;
+// h_crc is the standard CRC-32C (Castagnoli, package cksum) of the bytes
+// the store's CRC coverage covers, in order, as they are written, with
+// h_crc's four bytes read as zero; it is stored little-endian. The coverage
+// (cksum.Coverage) is a property of the store, chosen by mkfs --crc and
+// recorded in the superblock (package journal, The store); every record of
+// the store is written and verified under it. There are two:
+//
+//   - whole, the default and what every store made before coverage was a
+//     choice holds: the record's contiguous bytes, every header block in
+//     full, then the payload with its cycle stamps and its padding. It
+//     covers h_pad0, the durable watermark and the reserved bytes too, so
+//     every bit of a record is in the CRC.
+//   - xfs: what XFS's xlog_cksum covers. The record header's first 328
+//     bytes (XLOG_REC_SIZE: up to and including h_pad0), then the first 260
+//     bytes (XLOG_REC_EXT_SIZE: xh_cycle and xh_cycle_data) of each of the
+//     DIV_ROUND_UP(h_len, 32 KiB) − 1 extension headers whose cycle data
+//     the payload needs (cksum.ExtHeaders), then the h_len bytes of
+//     payload: 2 + that many regions, 328 + 260 per extension header +
+//     h_len bytes.
+//
+// Under xfs coverage the CRC leaves out bytes 328 to 511 of the record
+// header (XFS's h_reserved, which holds the durable watermark), bytes 260
+// to 511 of every extension header (xh_reserved), and the extension headers
+// past those h_len needs whole (a record shorter than its iclog has them: a
+// 256 KiB iclog's record of 40 KiB needs one of its seven). Every bit of a
+// record is still checked, by a comparison instead of the CRC, so that the
+// xfs mode's crc32c calls stay xlog_cksum's: bytes 336 to 343 hold the
+// bitwise complement of h_durable_lsn and must be it; the rest of
+// h_reserved, every xh_reserved and the cycle data of the extension headers
+// h_len does not need must be zero; and such an extension header must
+// carry the record's cycle in xh_cycle, as every block of a record does
+// (Uncovered). The watermark is evidence recovery acts on (below): a
+// damaged one that passed would make a later record prove less, or more,
+// than the log was durable, which the CRC rules out under whole coverage
+// and the complement under xfs coverage (h_pad0, which xlog_cksum covers,
+// has room for half an LSN). A torn write cannot part the two copies: they
+// are in the record header block, written whole.
+//
+// Every checksum mode (cksum.Mode: one call, XFS's per-region calls, one
+// call per block, or inline at copy time) computes the coverage's one
+// value; they differ only in how the work is cut and when it runs. Under
+// whole coverage batched makes one call, xfs one per header block and one
+// for the payload. Under xfs coverage the xfs mode makes exactly
+// xlog_cksum's calls over exactly its bytes for the record's h_len; batched,
+// whose one call needs contiguous bytes, makes the same calls (the seed
+// thread's proposal, one call over the whole buffer, is whole coverage);
+// sector makes one call per 512-byte piece of each region; inline
+// checksums the payload at copy time and, at seal, the header regions,
+// joined with one combine. The writer zeroes h_crc before computing;
 // ComputeCRC, which reads records it must not change, makes three calls
 // around the field instead.
 //
-// A record verifies (VerifyRecord) when its header parses (ParseHeader:
-// magic, version 2, format 1, a valid h_size, h_cycle equal to h_lsn's
-// cycle, h_len within the iclog, the ops fitting, the watermark below the
-// LSN) and the CRC matches (else a *CRCError). Unpacking (UnpackRecord)
-// then checks what a good CRC implies for a sane writer: every block
-// carries the cycle, the h_num_logops ops fit, and what follows the last is
-// zero padding shorter than a block.
+// A record verifies (VerifyRecord) under its store's coverage when its
+// header parses (ParseHeader: magic, version 2, format 1, a valid h_size,
+// h_cycle equal to h_lsn's cycle, h_len within the iclog, the ops fitting,
+// the watermark below the LSN), the CRC matches (else a *CRCError) and,
+// under xfs coverage, the bytes the CRC leaves out are as above (else an
+// error naming the record and the byte). So under either coverage every
+// byte of a record that verifies is as it was written. Unpacking (UnpackRecord) then checks what that implies for a sane writer:
+// every block carries the cycle, the h_num_logops ops fit, and what follows
+// the last is zero padding shorter than a block.
 //
 // # Log items
 //
@@ -191,7 +234,8 @@
 //
 // h_durable_lsn is xlogfs's own field, in the first eight bytes of what XFS
 // keeps as h_reserved (XFS neither writes nor checksums them; h_pad0 is
-// only four bytes and is XFS's i386 padding). It is the LSN of the newest
+// only four bytes and is XFS's i386 padding); under xfs coverage its
+// complement follows it (CRC coverage). It is the LSN of the newest
 // record that was durable (synced) when this record was sealed: the log was
 // durable up to and including it. Zero means none was yet, and is what
 // records from before the field existed hold; a non-zero watermark is

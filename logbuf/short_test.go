@@ -64,10 +64,10 @@ func TestRecordCutShortRefused(t *testing.T) {
 				t.Fatalf("the header describes %d bytes, the buffer holds %d: not short", h.RecordBytes(), len(c.b))
 			}
 			want := fmt.Sprintf("record %v: %d bytes, record needs %d", lsn, len(c.b), h.RecordBytes())
-			if _, _, err := VerifyRecord(c.b); err == nil || err.Error() != want {
+			if _, _, err := VerifyRecord(c.b, CoverWhole); err == nil || err.Error() != want {
 				t.Errorf("VerifyRecord: %v, want %q", err, want)
 			}
-			if _, err := DecodeRecord(bytes.Clone(c.b)); err == nil || err.Error() != want {
+			if _, err := DecodeRecord(bytes.Clone(c.b), CoverWhole); err == nil || err.Error() != want {
 				t.Errorf("DecodeRecord: %v, want %q", err, want)
 			}
 			if _, err := Restamp(bytes.Clone(c.b), lsn); err == nil || !strings.HasPrefix(err.Error(), "record "+lsn.String()+": ") {

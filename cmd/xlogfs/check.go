@@ -85,7 +85,7 @@ its unmount) is waited for, up to --wait.`)
 		return printCheckJSON(rep)
 	}
 	sb, ck := rep.Superblock, rep.Checkpoint
-	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)))
+	fmt.Printf("superblock: ok (format %d, uuid %x, log %s, logbsize %s, crc %s)\n", sb.Version, sb.UUID, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage)
 	fmt.Printf("checkpoint: ok (#%d, tail %v, %s, last tid %#x)\n", ck.Seq, ck.TailLSN, plural(len(ck.Model.Inodes), "inode"), ck.LastTID)
 	fmt.Printf("log: %s from %v to head %v, %s; %s to replay, %d incomplete\n",
 		plural(len(rep.Records), "valid record"), ck.TailLSN, rep.Head, logState(rep.Clean, len(rep.Records)), plural(rep.Replayed, "transaction"), rep.Dropped)
@@ -160,8 +160,8 @@ func rebuildSuperblock(dir string) error {
 	if p.Records == 0 {
 		uuidFrom = "new: the log holds no record, so no UUID must match"
 	}
-	fmt.Printf("rebuild: writing %s: format %d, uuid %x (%s), log %s (the log file's size), logbsize %s (%s)\n",
-		filepath.Join(dir, "superblock"), sb.Version, sb.UUID, uuidFrom, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), p.LogBSizeFrom)
+	fmt.Printf("rebuild: writing %s: format %d, uuid %x (%s), log %s (the log file's size), logbsize %s (%s), crc %s (%s)\n",
+		filepath.Join(dir, "superblock"), sb.Version, sb.UUID, uuidFrom, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), p.LogBSizeFrom, sb.Coverage, p.CoverageFrom)
 	if err := journal.RebuildSuperblock(dir, p); err != nil {
 		if errors.Is(err, journal.ErrSuperblockSound) {
 			fmt.Println("rebuild: another process wrote a sound superblock meanwhile; nothing written")

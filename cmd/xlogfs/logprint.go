@@ -59,6 +59,7 @@ type jsonTransaction struct {
 
 type jsonLog struct {
 	Store        string            `json:"store"`
+	CRCCoverage  string            `json:"crc_coverage"` // what the records' CRCs cover: the store's (mkfs --crc)
 	TailLSN      string            `json:"tail_lsn"`
 	HeadLSN      string            `json:"head_lsn"`
 	Clean        bool              `json:"clean"`
@@ -95,7 +96,9 @@ const logprintAbout = `
 Prints the store's log, one line per record: LSN (cycle,block), length,
 op count, stored and computed CRC, the durable watermark (the log was
 durable up to that LSN when the record was written), status. By default
-from the checkpoint's tail to the head: what a mount would replay.
+from the checkpoint's tail to the head: what a mount would replay. The
+CRCs are computed under the store's CRC coverage (mkfs --crc: whole or
+xfs), which the first line names.
 
 --all walks every record still in the log file, as xfs_logprint does:
 also those behind the tail, which checkpoints have made history but no
@@ -303,7 +306,7 @@ type logTxn struct {
 }
 
 func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
-	out := jsonLog{Store: dir, TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
+	out := jsonLog{Store: dir, CRCCoverage: rep.Superblock.Coverage.String(), TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
 	type entry struct {
 		r     *journal.ScannedRecord
 		where string
@@ -484,7 +487,7 @@ func wholeOp(op logbuf.Op) (journal.Op, bool) {
 }
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
-	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)))
+	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)), l.CRCCoverage)
 	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s %-12s %-5s  %s\n", "LSN", "len", "ops", "crc", "computed", "durable", "where", "status")
 	live, old := 0, 0
 	for _, r := range l.Records {

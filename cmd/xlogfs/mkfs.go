@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -29,15 +30,31 @@ still hold every file. xlogfs check --rebuild-superblock writes the
 superblock again.
 
 --logbsize sets the default iclog size that mounts use; by default it is the
-largest (up to 256 KiB) the log has room for.`)
+largest (up to 256 KiB) the log has room for.
+
+--crc sets what every log record's CRC covers, for the store's life (the
+superblock records it; mount, check and logprint read it):
+  whole  every header block in full, then the payload: the record's
+         contiguous bytes, which the batched mode checksums in one call
+         (the default, and what stores made before --crc hold)
+  xfs    what XFS's xlog_cksum covers: the record header to h_pad0 (328
+         bytes), xh_cycle and xh_cycle_data (260 bytes) of the extension
+         headers h_len needs, the payload; the xfs mode then makes
+         exactly xlog_cksum's crc32c calls over its bytes
+Every checksum mode (mount --mode) works under either.`)
 	logSize := &sizeFlag{n: journal.DefaultLogSize}
 	fs.Var(logSize, "log-size", "size of the circular log (k, m, g suffixes)")
 	logbsize := &sizeFlag{}
 	fs.Var(logbsize, "logbsize", "default iclog size, 32k to 256k, a power of two (default: the largest that suits the log)")
+	crc := fs.String("crc", "whole", "what each log record's CRC covers: whole or xfs (XFS's xlog_cksum)")
 	force := fs.Bool("force", false, "recreate DIR if it already is an xlogfs store (its files are lost)")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	cov, err := cksum.ParseCoverage(*crc)
+	if err != nil {
+		return fs.usagef("--crc %s: want whole or xfs", *crc)
 	}
 	switch {
 	case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
@@ -48,10 +65,10 @@ largest (up to 256 KiB) the log has room for.`)
 	if err := refuseMounted(pos[0]); err != nil {
 		return err
 	}
-	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Force: *force})
+	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
 	if err != nil {
 		return inUseOf(pos[0], err)
 	}
-	fmt.Printf("made xlogfs store %s: log %s, logbsize %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.UUID)
+	fmt.Printf("made xlogfs store %s: log %s, logbsize %s, crc %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage, sb.UUID)
 	return nil
 }

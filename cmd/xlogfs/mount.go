@@ -553,6 +553,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("mounted %s: recovered %d records, replayed %d transactions, dropped %d incomplete, in %v",
 			dir, r.Records, r.Transactions, r.Dropped, time.Since(start).Round(time.Millisecond))
 	}
+	rep.logf("log records checksummed in %s mode under the store's %s CRC coverage", jfs.Options().Mode, jfs.Superblock().Coverage)
 	publishStats(jfs)
 	// The mount table names the store by its absolute path (runMount made
 	// it so), by which check, logprint and umount find the store's mount.

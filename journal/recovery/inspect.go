@@ -80,14 +80,14 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	s := xlog.ScanLog(img, WindowOf(ck))
+	s := xlog.ScanLog(img, WindowOf(ck, sb.Coverage))
 	rep.Records, rep.Later, rep.Clean, rep.Head = s.Records, s.Later, s.Clean, s.Head.LSN()
 	if s.Kind != xlog.ScanEnd {
 		rep.Bad = s.Stop
 	}
 	rep.Torn = s.Kind == xlog.ScanTorn
 	rep.Corrupt = s.Corruption()
-	rep.AtStake, rep.Unread, rep.InFlight, rep.LogBufs = s.AtStake, s.Unread, s.InFlight, xlog.InFlightAllowance(WindowOf(ck))
+	rep.AtStake, rep.Unread, rep.InFlight, rep.LogBufs = s.AtStake, s.Unread, s.InFlight, xlog.InFlightAllowance(WindowOf(ck, sb.Coverage))
 	if all {
 		rep.Old = xlog.OldRecords(img, s)
 	}
@@ -115,9 +115,10 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 // --repair and the mount's refusal all give.
 func (r *LogReport) Stake() xlog.Stake { return xlog.Stake{Txns: r.AtStake, Unread: r.Unread} }
 
-// WindowOf is what walking the log needs of ck.
-func WindowOf(ck *store.Checkpoint) xlog.Window {
-	return xlog.Window{Tail: ck.TailLSN, LogBufs: ck.LogBufs, LogBSize: ck.LogBSize, Describe: describeRegion}
+// WindowOf is what walking the log needs of ck, for a store whose records
+// are checksummed under cov (its superblock's Coverage).
+func WindowOf(ck *store.Checkpoint, cov logbuf.Coverage) xlog.Window {
+	return xlog.Window{Tail: ck.TailLSN, Coverage: cov, LogBufs: ck.LogBufs, LogBSize: ck.LogBSize, Describe: describeRegion}
 }
 
 // describeRegion names what a transaction's region does, "" if it does not

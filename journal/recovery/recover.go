@@ -44,6 +44,7 @@ type FollowedFile struct {
 type Mount struct {
 	Log        xlog.Device       // read whole; written only to clear stale blocks past the head
 	LogSize    int64             // the superblock's
+	Coverage   logbuf.Coverage   // the superblock's: what the records' CRCs cover
 	Checkpoint *store.Checkpoint // where the walk starts; its Model is replayed onto, in place
 	Files      *datafile.Files   // the data files replay writes and reconciles
 	LogData    bool              // data-journal mode: replay writes logged bytes, cuts and fallocates to data files
@@ -85,7 +86,7 @@ func Recover(m Mount) (*Recovered, error) {
 	if _, err := m.Log.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", m.LogSize, err)
 	}
-	scan := xlog.ScanLog(img, WindowOf(ck))
+	scan := xlog.ScanLog(img, WindowOf(ck, m.Coverage))
 	if err := scan.Corruption(); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func Recover(m Mount) (*Recovered, error) {
 		r.TornLSN = scan.Stop.LSN()
 		r.DroppedLater = len(scan.Later)
 		m.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (records from it on: %d, at most %d in flight), so the log head is cut there (%d later in-flight records and %s dropped, %d incomplete transactions not replayed)",
-			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck)), len(scan.Later), scan.Stake().Count(), rep.Dropped)
+			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck, m.Coverage)), len(scan.Later), scan.Stake().Count(), rep.Dropped)
 	}
 	r.Orphans = len(ck.Model.DropOrphans())
 	if err := m.recoverFollowed(&r.Report, replayed); err != nil {

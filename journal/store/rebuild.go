@@ -17,7 +17,7 @@ import (
 
 // A store that lost only its superblock (deleted, or damaged: no magic, a
 // CRC that does not verify) still has all it needs: the superblock says
-// three things, and each is in the store elsewhere.
+// four things, and each is in the store elsewhere.
 //
 //   - The UUID is in every log record's header (h_fs_uuid). Every record
 //     in the log carries the same one, since mkfs zeroes the log; the
@@ -27,9 +27,12 @@ import (
 //   - The default logbsize is a choice for mounts that make none; the
 //     checkpoint records the iclog size of the writer of the records after
 //     it, which is the superblock's unless a mount chose another.
+//   - The CRC coverage is the one the log's records verify under: a record
+//     verifies under its store's only (their CRCs cover other bytes).
 //
-// A log with no valid record says no UUID; then there is nothing a UUID
-// must match, and the rebuilt superblock gets a new one.
+// A log with no valid record says no UUID and no coverage; then there is
+// nothing either must match, and the rebuilt superblock gets a new UUID and
+// whole coverage, mkfs's default.
 //
 // An interrupted mkfs leaves no superblock too. It is told apart by what is
 // there: no checkpoint yet (mkfs writes the log, then the checkpoint, then
@@ -45,9 +48,10 @@ type remains struct {
 	ckMissing bool // no checkpoint file at all
 	logSize   int64
 	logErr    error
-	records   int              // log records whose CRC verifies
-	uuids     map[[16]byte]int // their h_fs_uuid, and how many carry each
-	dataFiles int              // names in data/
+	records   int                     // log records whose CRC verifies
+	uuids     map[[16]byte]int        // their h_fs_uuid, and how many carry each
+	coverages map[logbuf.Coverage]int // the CRC coverages they verify under, and how many under each
+	dataFiles int                     // names in data/
 }
 
 // readRemains reads dir's log and checkpoint, as far as they go. The log's
@@ -61,8 +65,8 @@ func readRemains(st StoreFS, dir string) *remains {
 	var size int64
 	size, r.logErr = logFileSize(st, dir)
 	if size > 0 {
-		n, uuids, err := logUUIDs(st, filepath.Join(dir, LogName), size&^(logbuf.BBSize-1))
-		r.records, r.uuids = n, uuids
+		n, uuids, covs, err := logUUIDs(st, filepath.Join(dir, LogName), size&^(logbuf.BBSize-1))
+		r.records, r.uuids, r.coverages = n, uuids, covs
 		if r.logErr == nil {
 			r.logErr = err
 		}
@@ -132,24 +136,25 @@ func logFileSize(st StoreFS, dir string) (int64, error) {
 	return info.Size(), nil
 }
 
-// logUUIDs finds the records in the log file whose CRC verifies, wherever
-// they are (the walk from the tail needs the checkpoint's window and the
-// placement rule; any record written whole says the store's UUID), and
-// counts the UUIDs they carry.
-func logUUIDs(st StoreFS, path string, size int64) (int, map[[16]byte]int, error) {
+// logUUIDs finds the records in the log file whose CRC verifies under
+// either coverage, wherever they are (the walk from the tail needs the
+// checkpoint's window and the placement rule; any record written whole
+// says the store's UUID and coverage), and counts the UUIDs they carry and
+// the coverages they verify under.
+func logUUIDs(st StoreFS, path string, size int64) (int, map[[16]byte]int, map[logbuf.Coverage]int, error) {
 	f, err := st.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer f.Close()
-	uuids := map[[16]byte]int{}
+	uuids, covs := map[[16]byte]int{}, map[logbuf.Coverage]int{}
 	n := 0
 	const chunk = 1 << 20
 	buf := make([]byte, chunk)
 	for base := int64(0); base < size; base += chunk {
 		m := min(chunk, size-base)
 		if _, err := f.ReadAt(buf[:m], base); err != nil && !(errors.Is(err, io.EOF) && m == size-base) {
-			return 0, nil, fmt.Errorf("%s: reading at offset %d: %w", path, base, err)
+			return 0, nil, nil, fmt.Errorf("%s: reading at offset %d: %w", path, base, err)
 		}
 		for off := int64(0); off < m; off += logbuf.BBSize {
 			b := buf[off:m]
@@ -167,17 +172,23 @@ func logUUIDs(st StoreFS, path string, size int64) (int, map[[16]byte]int, error
 			} else {
 				rec = make([]byte, h.RecordBytes())
 				if _, err := f.ReadAt(rec, at); err != nil {
-					return 0, nil, fmt.Errorf("%s: reading the record at offset %d: %w", path, at, err)
+					return 0, nil, nil, fmt.Errorf("%s: reading the record at offset %d: %w", path, at, err)
 				}
 			}
-			if _, _, err := logbuf.VerifyRecord(rec); err != nil {
-				continue
+			valid := false
+			for _, cov := range []logbuf.Coverage{logbuf.CoverWhole, logbuf.CoverXFS} {
+				if _, _, err := logbuf.VerifyRecord(rec, cov); err == nil {
+					covs[cov]++
+					valid = true
+				}
 			}
-			uuids[h.UUID]++
-			n++
+			if valid {
+				uuids[h.UUID]++
+				n++
+			}
 		}
 	}
-	return n, uuids, nil
+	return n, uuids, covs, nil
 }
 
 // ErrSuperblockSound is PlanSuperblock's answer for a store whose
@@ -194,6 +205,8 @@ type SuperblockPlan struct {
 	Records int
 	// LogBSizeFrom says where the default logbsize comes from.
 	LogBSizeFrom string
+	// CoverageFrom says where the CRC coverage comes from.
+	CoverageFrom string
 	// Fresh: the store holds nothing yet (mkfs did not finish).
 	Fresh bool
 }
@@ -242,6 +255,9 @@ func PlanSuperblock(st StoreFS, dir string) (*SuperblockPlan, error) {
 		sort.Strings(us)
 		return nil, fmt.Errorf("cannot rebuild the superblock of %s: its log's valid records carry %d different uuids, %s; which is the store's is not known",
 			dir, len(r.uuids), strings.Join(us, ", "))
+	case len(r.coverages) > 1:
+		return nil, fmt.Errorf("cannot rebuild the superblock of %s: of its log's valid records, %s verify under whole CRC coverage and %s under xfs; which is the store's is not known",
+			dir, plural(r.coverages[logbuf.CoverWhole], "record"), plural(r.coverages[logbuf.CoverXFS], "record"))
 	}
 	p.Fresh = r.fresh()
 	p.Superblock = Superblock{Version: formatVersion, LogSize: r.logSize, LogBSize: r.ck.LogBSize}
@@ -252,6 +268,10 @@ func PlanSuperblock(st StoreFS, dir string) (*SuperblockPlan, error) {
 	}
 	for u, n := range r.uuids {
 		p.Superblock.UUID, p.Records = u, n
+	}
+	p.CoverageFrom = "no record says: mkfs's default"
+	for c := range r.coverages {
+		p.Superblock.Coverage, p.CoverageFrom = c, "the one the log's valid records verify under"
 	}
 	if p.Records == 0 {
 		if _, err := rand.Read(p.Superblock.UUID[:]); err != nil {

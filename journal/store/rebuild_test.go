@@ -19,6 +19,12 @@ import (
 // writes them.
 func logRecords(t *testing.T, dir string, uuid [16]byte, logbsize int, from uint32, n int) {
 	t.Helper()
+	logRecordsCov(t, dir, uuid, logbsize, logbuf.CoverWhole, from, n)
+}
+
+// logRecordsCov is logRecords under CRC coverage cov.
+func logRecordsCov(t *testing.T, dir string, uuid [16]byte, logbsize int, cov logbuf.Coverage, from uint32, n int) {
+	t.Helper()
 	f, err := os.OpenFile(filepath.Join(dir, store.LogName), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func logRecords(t *testing.T, dir string, uuid [16]byte, logbsize int, from uint
 	defer f.Close()
 	block, prev := from, from
 	for i := range n {
-		ic, err := logbuf.NewIclog(logbsize, uuid)
+		ic, err := logbuf.NewIclog(logbsize, uuid, cov)
 		if err != nil {
 			t.Fatal(err)
 		}

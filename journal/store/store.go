@@ -19,7 +19,7 @@ import (
 
 // A store is a directory (the package documentation, The store):
 //
-//	superblock   magic, format version, UUID, log size, default logbsize
+//	superblock   magic, format version, UUID, log size, default logbsize, CRC coverage
 //	log          the circular log
 //	checkpoint   the metadata as of a log position, replaced atomically
 //	data/<ino>   the bytes of each regular file
@@ -48,6 +48,9 @@ type Superblock struct {
 	UUID     [16]byte
 	LogSize  int64 // bytes, a multiple of 512
 	LogBSize int   // default iclog size for mounts that do not choose one
+	// Coverage is what every log record's CRC covers (mkfs --crc); zero,
+	// CoverWhole, in stores made before it was a choice.
+	Coverage logbuf.Coverage
 }
 
 func (sb *Superblock) encode() []byte {
@@ -57,6 +60,7 @@ func (sb *Superblock) encode() []byte {
 	copy(b[12:28], sb.UUID[:])
 	binary.BigEndian.PutUint64(b[28:], uint64(sb.LogSize))
 	binary.BigEndian.PutUint32(b[36:], uint32(sb.LogBSize))
+	b[40] = byte(sb.Coverage)
 	binary.LittleEndian.PutUint32(b[superSize-4:], cksum.Checksum(b[:superSize-4]))
 	return b
 }
@@ -79,6 +83,7 @@ func decodeSuperblock(b []byte, path string) (sb *Superblock, damaged bool, err 
 	copy(sb.UUID[:], b[12:28])
 	sb.LogSize = int64(binary.BigEndian.Uint64(b[28:]))
 	sb.LogBSize = int(binary.BigEndian.Uint32(b[36:]))
+	sb.Coverage = logbuf.Coverage(b[40])
 	switch {
 	case sb.Version != formatVersion:
 		return nil, false, fmt.Errorf("%s: format version %d, this xlogfs reads %d", path, sb.Version, formatVersion)
@@ -86,6 +91,8 @@ func decodeSuperblock(b []byte, path string) (sb *Superblock, damaged bool, err 
 		return nil, false, fmt.Errorf("%s: bad log size %d", path, sb.LogSize)
 	case logbuf.CheckLogBSize(sb.LogBSize) != nil:
 		return nil, false, fmt.Errorf("%s: bad default logbsize %d", path, sb.LogBSize)
+	case !sb.Coverage.Valid():
+		return nil, false, fmt.Errorf("%s: unknown CRC coverage %d at offset 40 (this xlogfs knows 0, whole, and 1, xfs)", path, b[40])
 	}
 	return sb, false, nil
 }
@@ -179,10 +186,11 @@ const daemonLogName = "xlogfs.log"
 
 // MkfsOptions are the choices mkfs makes once for the store's life.
 type MkfsOptions struct {
-	LogSize  int64   // 0: DefaultLogSize
-	LogBSize int     // 0: the largest iclog size up to 256 KiB that suits LogSize
-	Force    bool    // recreate an existing or half-built store (never a foreign directory)
-	Store    StoreFS // the filesystem the store is made on; nil: the real one
+	LogSize  int64           // 0: DefaultLogSize
+	LogBSize int             // 0: the largest iclog size up to 256 KiB that suits LogSize
+	Coverage logbuf.Coverage // what log records' CRCs cover (zero: CoverWhole)
+	Force    bool            // recreate an existing or half-built store (never a foreign directory)
+	Store    StoreFS         // the filesystem the store is made on; nil: the real one
 }
 
 // mkfsSlack is the space mkfs wants besides the log: the superblock, the
@@ -221,6 +229,9 @@ func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
 	if err := logbuf.CheckLogBSize(o.LogBSize); err != nil {
 		return nil, err
 	}
+	if !o.Coverage.Valid() {
+		return nil, fmt.Errorf("unknown CRC coverage %d", o.Coverage)
+	}
 	if !LogFits(o.LogSize, logbuf.MinLogBufs, o.LogBSize) {
 		return nil, fmt.Errorf("a %d KiB log is too small for %d KiB log buffers", o.LogSize>>10, o.LogBSize>>10)
 	}
@@ -246,7 +257,7 @@ func Mkfs(dir string, o MkfsOptions) (*Superblock, error) {
 }
 
 func buildStore(st StoreFS, dir string, o MkfsOptions) (*Superblock, error) {
-	sb := &Superblock{Version: formatVersion, LogSize: o.LogSize, LogBSize: o.LogBSize}
+	sb := &Superblock{Version: formatVersion, LogSize: o.LogSize, LogBSize: o.LogBSize, Coverage: o.Coverage}
 	if _, err := rand.Read(sb.UUID[:]); err != nil {
 		return nil, err
 	}

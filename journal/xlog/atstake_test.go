@@ -25,7 +25,7 @@ func stakeLog(t *testing.T, n int) ([]byte, []uint32) {
 	var blocks []uint32
 	block := uint32(0)
 	for i := range n {
-		ic, err := logbuf.NewIclog(stakeLogBSize, [16]byte{1})
+		ic, err := logbuf.NewIclog(stakeLogBSize, [16]byte{1}, logbuf.CoverWhole)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,6 +62,7 @@ type Scan struct {
 	// and any between the later ones that did not verify).
 	AtStake []StakedTxn
 	Unread  []UnreadRecord
+	cov     logbuf.Coverage // the store's CRC coverage, which records verify under
 }
 
 // Stake is what cutting the log at s.Stop drops.
@@ -199,6 +200,9 @@ func (e *CorruptionError) Unwrap() error { return e.Reason }
 // to start, and the geometry of the writer of the records after it.
 type Window struct {
 	Tail logbuf.LSN // where the walk starts: a record position
+	// Coverage is the store's CRC coverage (its superblock's): every
+	// record verifies under it.
+	Coverage logbuf.Coverage
 	// logBufs is how many records that writer can have had written but
 	// not durable at a crash (an iclog is reused only once its record is
 	// durable); logBSize is its iclog size, the largest record it writes.
@@ -222,10 +226,10 @@ func ScanLog(img []byte, w Window) *Scan {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
 	start := Pos{cycle: w.Tail.Cycle(), block: w.Tail.Block()}
 	start.Abs = uint64(start.block)
-	s := &Scan{Head: start}
+	s := &Scan{Head: start, cov: w.Coverage}
 	p := start
 	for p.Abs-start.Abs < logBlocks && uint64(p.block) < logBlocks {
-		r, ok := ReadRecord(img, p)
+		r, ok := ReadRecord(img, p, w.Coverage)
 		if !ok {
 			break // nothing claims to be the record at p: the end, unless newer records follow
 		}
@@ -261,7 +265,7 @@ func ScanLog(img []byte, w Window) *Scan {
 			continue
 		}
 		buf := bytes.Clone(img[off : off+uint64(h.RecordBytes())])
-		_, crc, err := logbuf.VerifyRecord(buf)
+		_, crc, err := logbuf.VerifyRecord(buf, w.Coverage)
 		if err != nil {
 			continue
 		}
@@ -413,13 +417,14 @@ func (s *Scan) stakeOf(maxBlocks, logBlocks uint64, describe func([]byte) string
 	return txns, unread
 }
 
-// ReadRecord decodes the record expected at p. ok is false when nothing
+// ReadRecord decodes the record expected at p, verifying it under the
+// store's coverage cov. ok is false when nothing
 // there claims to be that record (no header of that LSN: blocks from an
 // older cycle); then the walk has simply ended. A bad record that is
 // evidently not torn (a damaged header block, every block carrying the
 // cycle, a CRC that verifies once a damaged length is corrected) has its
 // whole field set.
-func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
+func ReadRecord(img []byte, p Pos, cov logbuf.Coverage) (r ScannedRecord, ok bool) {
 	off := int64(p.block) * logbuf.BBSize
 	r = ScannedRecord{At: p, Offset: off}
 	b := img[off:]
@@ -440,7 +445,7 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	case (magic || cycle) && lsnOK:
 		// A header naming this position with one cycle word damaged: the
 		// record's bytes decide.
-		if rr, ok := restamped(img, p); ok {
+		if rr, ok := restamped(img, p, cov); ok {
 			return rr, true
 		}
 		if magic {
@@ -468,7 +473,7 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	}
 	// Decoding unstamps in place; img stays as read.
 	rec := bytes.Clone(b[:n])
-	_, crc, err := logbuf.VerifyRecord(rec)
+	_, crc, err := logbuf.VerifyRecord(rec, cov)
 	r.Computed = crc
 	if err == nil {
 		dec, err := logbuf.UnpackRecord(rec, h)
@@ -484,10 +489,10 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	switch {
 	case len(logbuf.Uncarried(b[:n], h)) == 0:
 		r.whole = fmt.Sprintf("every block of it carries its cycle %d, so it was written whole", h.Cycle)
-	case logbuf.LengthDamaged(b[:n], h):
+	case logbuf.LengthDamaged(b[:n], h, cov):
 		r.whole = "it verifies with one bit of h_len cleared: it was written whole and its length is damaged"
 	default:
-		if rr, ok := restamped(img, p); ok {
+		if rr, ok := restamped(img, p, cov); ok {
 			return rr, true
 		}
 		// Some block does not carry the cycle: torn, if it could have
@@ -498,14 +503,14 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 
 // restamped decodes the record at p with its cycle words restored, if that
 // makes it verify.
-func restamped(img []byte, p Pos) (ScannedRecord, bool) {
+func restamped(img []byte, p Pos, cov logbuf.Coverage) (ScannedRecord, bool) {
 	off := int64(p.block) * logbuf.BBSize
 	rec := bytes.Clone(img[off:min(int64(len(img)), off+logbuf.MaxLogBSize)])
 	n, err := logbuf.Restamp(rec, p.LSN())
 	if err != nil || n == 0 {
 		return ScannedRecord{}, false
 	}
-	h, crc, err := logbuf.VerifyRecord(rec)
+	h, crc, err := logbuf.VerifyRecord(rec, cov)
 	if err != nil {
 		return ScannedRecord{}, false
 	}

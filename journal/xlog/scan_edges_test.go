@@ -368,7 +368,7 @@ func TestScanRecordCutOneBlockShort(t *testing.T) {
 			l.stop()
 			// The next record, sealed one block early: at the cut
 			// record's last block.
-			ic, err := logbuf.NewIclog(logbsize, [16]byte{0x5c, 0xa1})
+			ic, err := logbuf.NewIclog(logbsize, [16]byte{0x5c, 0xa1}, logbuf.CoverWhole)
 			if err != nil {
 				t.Fatal(err)
 			}

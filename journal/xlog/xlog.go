@@ -135,6 +135,7 @@ type Config struct {
 	Times          ForceTimer
 	Dev            Device
 	UUID           [16]byte
+	Coverage       logbuf.Coverage // what each record's CRC covers: the store's
 	LogBSize       int
 	LogBufs        int
 	Sum            *cksum.Summer
@@ -172,7 +173,7 @@ func New(c Config) (*Log, error) {
 	x.wcond.L = &x.mu
 	c.Sum.Observe(x.times.Observe)
 	for range c.LogBufs {
-		buf, err := logbuf.NewIclog(c.LogBSize, c.UUID)
+		buf, err := logbuf.NewIclog(c.LogBSize, c.UUID, c.Coverage)
 		if err != nil {
 			return nil, err
 		}

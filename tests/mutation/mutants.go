@@ -49,8 +49,26 @@ var Mutants = []Mutant{
 	{
 		Name:   "sector-off-by-one",
 		Bug:    "sector mode leaves the last byte of every 512-byte block out of the CRC",
-		Edits:  []Edit{{"cksum/mode.go", "crc = update(crc, rec[off:min(off+BlockSize, len(rec))])", "crc = update(crc, rec[off:min(off+BlockSize-1, len(rec))])"}},
+		Edits:  []Edit{{"cksum/mode.go", "crc = update(crc, r[off:min(off+BlockSize, len(r))])", "crc = update(crc, r[off:min(off+BlockSize-1, len(r))])"}},
 		Checks: []Check{{Pkg: "./cksum", Tests: []string{"TestModesAgree"}}},
+	},
+	{
+		Name:   "xfs-coverage-short",
+		Bug:    "xfs CRC coverage leaves out the last extension header h_len needs: the xfs mode is not xlog_cksum",
+		Edits:  []Edit{{"cksum/coverage.go", "for i := 1; i <= ExtHeaders(payloadLen); i++ {", "for i := 1; i < ExtHeaders(payloadLen); i++ {"}},
+		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestXFSCoverageIsXlogCksum"}}, {Pkg: "./cksum", Tests: []string{"TestXFSModeIsXlogCksum"}}},
+	},
+	{
+		Name:   "watermark-complement-unchecked",
+		Bug:    "under xfs coverage a durable watermark that disagrees with its complement is believed: a damaged watermark goes unseen",
+		Edits:  []Edit{{"logbuf/decode.go", "x != ^uint64(h.Durable) {", "false && x != ^uint64(h.Durable) {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}, {Pkg: "./logbuf", Tests: []string{"TestXFSCoverageUncovered"}}},
+	},
+	{
+		Name:   "uncovered-cycle-unchecked",
+		Bug:    "under xfs coverage an extension header the CRC leaves out is not checked for the record's cycle: a damaged or torn one is refused as corruption",
+		Edits:  []Edit{{"logbuf/decode.go", "c := be.Uint32(xh[xoffCycle:]); c != h.Cycle {", "c := be.Uint32(xh[xoffCycle:]); false && c != h.Cycle {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}, {Pkg: "./logbuf", Tests: []string{"TestXFSCoverageUncovered"}}},
 	},
 	{
 		Name:   "stamp-skips-block",
@@ -99,7 +117,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "restamp-ignored",
 		Bug:    "a record whose CRC verifies once its cycle words are restored is treated as torn",
-		Edits:  []Edit{{"journal/xlog/recover.go", "\t\tif rr, ok := restamped(img, p); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "\t\tif rr, ok := restamped(img, p, cov); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}},
 	},
 	{
