@@ -29,6 +29,11 @@ type Result struct {
 	FsyncLatencies []time.Duration // client-measured; empty when the workload cannot see them
 	Extra          map[string]float64
 	Warnings       []string // things that went wrong without spoiling the result
+	// Fsyncs the workload made (fsync and fdatasync calls), counted by
+	// the workload itself whatever the filesystem under it; where it
+	// cannot count them, FsyncsUncounted says why.
+	Fsyncs          int64
+	FsyncsUncounted string
 }
 
 func Run(cfg benchreport.Config, dir string, t benchreport.Target, bar *Progress, interrupted <-chan struct{}) (Result, error) {
@@ -130,13 +135,14 @@ func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *Pr
 		res.Ops += c.n
 		res.FsyncLatencies = append(res.FsyncLatencies, c.lat...)
 	}
+	res.Fsyncs = res.Ops // a write and its fsync each
 	return res, nil
 }
 
 var (
 	dbenchThroughput = regexp.MustCompile(`Throughput ([0-9.]+) MB/sec`)
 	// A row of dbench's summary: " NTCreateX    12345     0.123    45.678".
-	dbenchOpCount = regexp.MustCompile(`(?m)^\s*[A-Z][A-Za-z]+\s+([0-9]+)\s+[0-9.]+\s+[0-9.]+\s*$`)
+	dbenchOpCount = regexp.MustCompile(`(?m)^\s*([A-Z][A-Za-z]+)\s+([0-9]+)\s+[0-9.]+\s+[0-9.]+\s*$`)
 )
 
 // dbenchClientFile finds Debian's dbench load file.
@@ -196,17 +202,31 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, Tail(out.String(), 20))
 	}
 	mbps, _ := strconv.ParseFloat(m[1], 64)
-	// Its operations: the Count column of its summary table.
-	for _, c := range dbenchOpCount.FindAllStringSubmatch(out.String(), -1) {
-		n, _ := strconv.ParseInt(c[1], 10, 64)
+	ops := DbenchOps(out.String())
+	for _, n := range ops {
 		res.Ops += n
 	}
+	res.Fsyncs = DbenchFsyncs(ops)
 	// dbench reports its own throughput over its own -t seconds.
 	res.Seconds = float64(secs)
 	res.Bytes = int64(mbps * 1e6 * res.Seconds)
 	res.Extra = map[string]float64{"dbench_mb_per_s": mbps}
 	return res, nil
 }
+
+// DbenchOps is the Count column of dbench's summary table, by operation.
+func DbenchOps(out string) map[string]int64 {
+	ops := map[string]int64{}
+	for _, c := range dbenchOpCount.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.ParseInt(c[2], 10, 64)
+		ops[c[1]] += n
+	}
+	return ops
+}
+
+// DbenchFsyncs is the fsyncs dbench -F made: one after every WriteX, and
+// one for every Flush (strace -f -c of dbench 4.0 counts exactly these).
+func DbenchFsyncs(ops map[string]int64) int64 { return ops["WriteX"] + ops["Flush"] }
 
 // runPwrite times --write-size pwrites made one after another by one
 // client, without fsync, over a 64 MiB file (rewritten from its start once
