@@ -523,6 +523,9 @@ func WriteBenchfmt(w io.Writer, res *Results) {
 		{"cksum_ns_per_kib", "cksum-ns/KiB"}, {"cksum_rec_p50_ns", "cksum-rec-p50-ns"}, {"cksum_rec_p99_ns", "cksum-rec-p99-ns"},
 		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
 		{"cksum_force_ns", "cksum-force-ns"}, {"pwrite_us", "pwrite-µs"}, {"copy_cksum_cpu", "copy-cksum-cpu-%"},
+		{"log_payload_blocks_per_write", "payload-blocks/log-write"}, {"log_blocks_per_fsync", "log-blocks/fsync"},
+		{"cksum_bytes_per_fsync", "cksum-B/fsync"}, {"cksum_cpu_per_fsync", "cksum-ns/fsync"},
+		{"cksum_busy_share", "cksum-busy-cpu-%"},
 	}
 	if c.Workload == "mariadb" {
 		units[0].unit = "TPS"
