@@ -56,7 +56,7 @@ var allMetrics = []Metric{
 	// The log: what xlogfs's journal (its .stats) and the kernel's XFS
 	// (/proc/fs/xfs/stat, perf) write and checksum, side by side.
 	{Name: "fsyncs", Label: "fsyncs", Unit: "fsyncs", Scale: 1, Higher: true,
-		Desc: "fsync and fdatasync calls over the workload, counted by the workload (dbench: WriteX + Flush; builtin: one per write), else by the filesystem"},
+		Desc: "fsync and fdatasync calls the filesystem served over the workload (xlogfs: its .stats; kernel XFS: its fsync tracepoints, counted by perf), else the workload's own count where it covers the run (the builtin's)"},
 	{Name: "log_writes", Label: "log writes", Unit: "writes", Scale: 1,
 		Desc: "log records (iclogs) written over the workload"},
 	{Name: "log_blocks", Label: "log blocks", Unit: "512-byte blocks", Scale: 1,
@@ -66,7 +66,7 @@ var allMetrics = []Metric{
 	{Name: "log_payload_blocks_per_write", Label: "payload blocks per log write", Unit: "blocks/write", Scale: 1, Higher: true,
 		Desc: "log blocks per log write less a record's header blocks (one per 32 KiB of the log buffer): the payload (and padding) a write carries"},
 	{Name: "log_blocks_per_fsync", Label: "log blocks per fsync", Unit: "blocks/fsync", Scale: 1,
-		Desc: "log blocks written per fsync the workload made"},
+		Desc: "log blocks written per fsync served"},
 	{Name: "cksum_bytes_per_fsync", Label: "checksum bytes per fsync", Unit: "B/fsync", Scale: 1,
 		Desc: "bytes the log checksum covered per fsync (xlogfs: counted; kernel XFS: estimated from its log blocks, as xlog_cksum covers them)"},
 	{Name: "cksum_cpu_per_fsync", Label: "checksum CPU per fsync", Unit: "ns/fsync", Scale: 1,

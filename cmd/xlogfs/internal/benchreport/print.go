@@ -260,7 +260,7 @@ func PrintLog(w io.Writer, res *Results) {
 	}
 	wrap(w, "writes: log records (iclogs) written over the workload; blocks: the 512-byte blocks they wrote (headers, payload, "+
 		"padding); pay/write: blocks per write less a record's header blocks (one per 32 KiB of the log buffer); per fsync: "+
-		"per fsync the workload made"+fsyncCounts(res)+"; ck: the log checksum: the bytes it covered and its CPU per fsync, "+
+		"per fsync"+fsyncCounts(res)+"; ck: the log checksum: the bytes it covered and its CPU per fsync, "+
 		"and its share of the whole machine's busy CPU (xlogfs: its counters ÷ /proc/stat; xfs: perf's samples in xlog_cksum "+
 		"÷ its non-idle samples, perf's own excluded).", "")
 	if _, ok := res.Target(XFSTarget); ok && res.Config.Journal == "data" {
@@ -278,13 +278,13 @@ func PrintLog(w io.Writer, res *Results) {
 func fsyncCounts(res *Results) string {
 	var by []string
 	for _, r := range res.Rows {
-		if r.FsyncCounts != "" && r.FsyncCounts != "workload" {
+		if r.FsyncCounts != "" && r.FsyncCounts != "filesystem" {
 			by = append(by, r.Target+": "+r.FsyncCounts)
 		}
 	}
-	s := " (counted by the workload: dbench's WriteX + Flush, the builtin's one per write"
+	s := " (the fsyncs the filesystem served: xlogfs's .stats, XFS's fsync tracepoints counted by perf"
 	if len(by) > 0 {
-		s += "; by the filesystem for " + strings.Join(by, ", ")
+		s += "; counted by the workload for " + strings.Join(by, ", ")
 	}
 	return s + ")"
 }

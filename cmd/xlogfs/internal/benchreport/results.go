@@ -90,9 +90,10 @@ type Run struct {
 	Extra               map[string]float64 `json:"extra,omitempty"` // workload-specific (tps, p95_ms, ...)
 	// FUSE requests per workload operation, by opcode (LOOKUP, GETATTR, ...).
 	Requests map[string]float64 `json:"requests_per_op,omitempty"`
-	// Fsyncs the workload made over the run, and who counted them:
-	// "workload" (its own count) or "filesystem" (xlogfs's .stats, the
-	// loopback's FSYNC requests) where the workload cannot.
+	// Fsyncs made over the run, and who counted them: "filesystem" (the
+	// fsyncs it served: xlogfs's .stats, kernel XFS's fsync tracepoints)
+	// or "workload" (its own count, where the filesystem's is missing and
+	// the workload's covers the run).
 	Fsyncs      int64  `json:"fsyncs,omitempty"`
 	FsyncCounts string `json:"fsync_count,omitempty"`
 	// BusyCPU is the whole machine's CPU time over the workload, idle and
@@ -124,10 +125,13 @@ type XFSRun struct {
 	// Stat is every line of /proc/fs/xfs/stat, after − before the
 	// workload; Counters the lines the bench reports, by name (log_writes,
 	// log_blocks, trans_sync, push_ail_pinned, xstrat_quick, ...).
-	Stat        map[string][]uint64 `json:"stat_delta"`
-	Counters    map[string]uint64   `json:"counters"`
-	OtherMounts []string            `json:"other_xfs_mounts,omitempty"`
-	Perf        *PerfRun            `json:"perf,omitempty"`
+	Stat map[string][]uint64 `json:"stat_delta"`
+	// FsyncEvents: XFS's fsync tracepoints counted over the workload
+	// (perf stat), the round's fsyncs; absent where perf could not.
+	FsyncEvents map[string]uint64 `json:"fsync_events,omitempty"`
+	Counters    map[string]uint64 `json:"counters"`
+	OtherMounts []string          `json:"other_xfs_mounts,omitempty"`
+	Perf        *PerfRun          `json:"perf,omitempty"`
 }
 
 // PerfRun is a system-wide cpu-clock profile of the workload, its samples

@@ -47,12 +47,14 @@ func xfsImageSize(cfg benchreport.Config) int64 {
 
 // xfsRound is the baseline in one round.
 type xfsRound struct {
-	b       *Bencher
-	img     *xfsbase.Image
-	rec     *xfsbase.Recorder
-	before  xfsbase.Stat
-	run     *benchreport.XFSRun
-	perfWhy string // why the checksum CPU is not measured; "" if it is
+	b        *Bencher
+	img      *xfsbase.Image
+	rec      *xfsbase.Recorder
+	counter  *xfsbase.Counter
+	before   xfsbase.Stat
+	run      *benchreport.XFSRun
+	perfWhy  string // why the checksum CPU is not measured; "" if it is
+	countWhy string // why XFS's fsyncs are not counted; "" if they are
 }
 
 // startXFS makes and mounts the round's image at mnt, with its image file
@@ -85,7 +87,14 @@ func (b *Bencher) startXFS(t benchreport.Target, round int, id, dir, mnt string)
 		x.run.OtherMounts = xfsbase.OtherMounts(mi, mnt)
 	}
 	x.perfWhy = b.perfWhy()
+	x.countWhy = x.perfWhy
 	if x.perfWhy == "" {
+		c, err := xfsbase.StartCount(b.XFS.PerfPath, filepath.Join(b.Cfg.Out, fmt.Sprintf("perf-stat-%s.csv", id)), xfsbase.FsyncEvents...)
+		if err != nil {
+			x.countWhy = err.Error()
+		} else {
+			x.counter = c
+		}
 		// xfs may be a module, loaded by the mount: its symbols are known now.
 		if err := xfsbase.KernelSymbol(os.ReadFile, xfsbase.CksumSymbol); err != nil {
 			x.perfWhy = err.Error()
@@ -130,12 +139,26 @@ func (x *xfsRound) begin() error {
 	if x.before, err = xfsbase.ReadStat(xfsbase.StatPath); err != nil {
 		return err
 	}
+	if x.counter != nil {
+		if err := x.counter.Enable(); err != nil {
+			x.stopCount(err)
+		}
+	}
 	if x.rec != nil {
 		if err := x.rec.Enable(); err != nil {
 			x.stopPerf(err)
 		}
 	}
 	return nil
+}
+
+// stopCount gives up counting XFS's fsyncs, for why.
+func (x *xfsRound) stopCount(why error) {
+	x.countWhy = why.Error()
+	if x.counter != nil {
+		x.counter.Kill()
+		x.counter = nil
+	}
 }
 
 // stopPerf gives up the profile, for why.
@@ -149,12 +172,27 @@ func (x *xfsRound) stopPerf(why error) {
 }
 
 // end reads the counters and stops sampling, right after the workload,
-// and derives the round's values: fsyncs is the workload's count (NaN:
-// not counted, for why).
-func (x *xfsRound) end(r *benchreport.Run, fsyncs float64, why string) error {
+// and derives the round's values. The fsyncs are XFS's count (its fsync
+// tracepoints), else the workload's (wf; NaN: it has none over the run,
+// for wfWhy).
+func (x *xfsRound) end(r *benchreport.Run, wf float64, wfWhy string) error {
 	after, err := xfsbase.ReadStat(xfsbase.StatPath)
 	if err != nil {
 		return err
+	}
+	if c := x.counter; c != nil {
+		x.counter = nil
+		if err := c.Stop(); err != nil {
+			x.stopCount(err)
+		} else if counts, err := c.Counts(); err != nil {
+			x.stopCount(err)
+		} else {
+			x.run.FsyncEvents = counts
+		}
+	}
+	fsyncs, source, why := xfsFsyncs(x.run.FsyncEvents, x.countWhy, wf, wfWhy)
+	if source != "" {
+		r.Fsyncs, r.FsyncCounts = int64(fsyncs), source
 	}
 	var prof *xfsbase.Profile
 	if x.rec != nil {
@@ -189,6 +227,23 @@ func (x *xfsRound) end(r *benchreport.Run, fsyncs float64, why string) error {
 	}
 	xfsValues(r.Values, r.Unmeasured, named["log_writes"], named["log_blocks"], x.run.LogBSize, fsyncs, why, prof, x.perfWhy)
 	return nil
+}
+
+// xfsFsyncs is the fsyncs of the baseline's round and who counted them:
+// XFS's fsync tracepoints (counts; nil: not counted, for countWhy), else
+// the workload's count where it covers the run (wf; NaN: it does not, for
+// wfWhy), else NaN and why.
+func xfsFsyncs(counts map[string]uint64, countWhy string, wf float64, wfWhy string) (fsyncs float64, source, why string) {
+	if counts != nil {
+		for _, e := range xfsbase.FsyncEvents {
+			fsyncs += float64(counts[e])
+		}
+		return fsyncs, "filesystem", ""
+	}
+	if !math.IsNaN(wf) {
+		return wf, "workload", ""
+	}
+	return math.NaN(), "", fmt.Sprintf("%s, and XFS's fsyncs are not counted: %s", wfWhy, countWhy)
 }
 
 // xfsValues derives the baseline's log metrics from its counters' log
@@ -231,6 +286,10 @@ func (x *xfsRound) close() error {
 	if x.rec != nil {
 		x.rec.Kill()
 		x.rec = nil
+	}
+	if x.counter != nil {
+		x.counter.Kill()
+		x.counter = nil
 	}
 	return x.img.Teardown()
 }

@@ -196,3 +196,20 @@ func TestXlogfsGeometry(t *testing.T) {
 		t.Errorf("different geometry: %q", msg)
 	}
 }
+
+// The baseline's fsyncs: XFS's own count (its fsync tracepoints) first,
+// the workload's where perf could not count them and the workload's count
+// covers the run, and otherwise none, saying both whys.
+func TestXFSFsyncs(t *testing.T) {
+	counts := map[string]uint64{"xfs:xfs_file_fsync": 900, "xfs:xfs_dir_fsync": 3}
+	if n, src, why := xfsFsyncs(counts, "", 800, ""); n != 903 || src != "filesystem" || why != "" {
+		t.Errorf("counted: %v %q %q", n, src, why)
+	}
+	if n, src, _ := xfsFsyncs(nil, "perf not found", 800, ""); n != 800 || src != "workload" {
+		t.Errorf("builtin without perf: %v %q", n, src)
+	}
+	n, src, why := xfsFsyncs(nil, "perf not found", math.NaN(), "dbench counts the fsyncs of its execute phase alone")
+	if !math.IsNaN(n) || src != "" || !strings.Contains(why, "execute phase alone") || !strings.Contains(why, "perf not found") {
+		t.Errorf("dbench without perf: %v %q %q", n, src, why)
+	}
+}

@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // CksumSymbol is the kernel's log record checksum: it checksums the record
@@ -230,135 +227,20 @@ func isCRC32C(sym string) bool {
 
 // Recorder is a perf record -a of cpu-clock with call chains, started
 // with its events disabled and switched on and off through its control
-// pipe (--control fd:), so that the profile covers the workload alone.
+// pipe, so that the profile covers the workload alone.
 type Recorder struct {
+	*controlled
 	Out    string // perf.data
 	RateHz int
-	cmd    *exec.Cmd
-	ctl    *os.File
-	acks   chan string
-	exited chan struct{}
-	err    error // cmd.Wait's, once exited is closed
-	stderr bytes.Buffer
 }
-
-// commandTimeout bounds perf's answer to a control command.
-const commandTimeout = 15 * time.Second
 
 // StartRecord starts perf record on the whole machine, events disabled.
 func StartRecord(perf, out string, rateHz int) (*Recorder, error) {
-	ctlR, ctlW, err := os.Pipe()
+	c, err := startControlled(perf, "record", "-a", "-e", "cpu-clock", "-F", strconv.Itoa(rateHz), "-g", "-o", out)
 	if err != nil {
 		return nil, err
 	}
-	ackR, ackW, err := os.Pipe()
-	if err != nil {
-		ctlR.Close()
-		ctlW.Close()
-		return nil, err
-	}
-	r := &Recorder{Out: out, RateHz: rateHz, ctl: ctlW, acks: make(chan string, 4), exited: make(chan struct{})}
-	r.cmd = exec.Command(perf, "record", "-a", "-e", "cpu-clock", "-F", strconv.Itoa(rateHz), "-g",
-		"-D", "-1", "--control", "fd:3,4", "-o", out)
-	r.cmd.ExtraFiles = []*os.File{ctlR, ackW}
-	r.cmd.Stdout, r.cmd.Stderr = &r.stderr, &r.stderr
-	// Its own process group: a ^C at the terminal reaches the bench, which
-	// stops perf itself. Pdeathsig: a bench that dies leaves no perf behind.
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = r.cmd.Start()
-	ctlR.Close()
-	ackW.Close()
-	if err != nil {
-		ctlW.Close()
-		ackR.Close()
-		return nil, fmt.Errorf("starting %s record: %w", perf, err)
-	}
-	go func() {
-		sc := bufio.NewScanner(ackR)
-		for sc.Scan() {
-			// perf writes "ack\n" with its C string's NUL.
-			r.acks <- strings.Trim(sc.Text(), "\x00 \t\r")
-		}
-		ackR.Close()
-	}()
-	go func() {
-		r.err = r.cmd.Wait()
-		close(r.exited)
-	}()
-	return r, nil
-}
-
-// Pid is perf's process id (its samples are Profile.Self).
-func (r *Recorder) Pid() int { return r.cmd.Process.Pid }
-
-// command sends perf a control command and waits for its ack.
-func (r *Recorder) command(c string) error {
-	if _, err := fmt.Fprintln(r.ctl, c); err != nil {
-		return fmt.Errorf("perf record: sending %q: %w%s", c, err, r.tail())
-	}
-	select {
-	case a := <-r.acks:
-		if a != "ack" {
-			return fmt.Errorf("perf record answered %q to %q%s", a, c, r.tail())
-		}
-		return nil
-	case <-r.exited:
-		return fmt.Errorf("perf record exited (%v) before it acknowledged %q%s", r.err, c, r.tail())
-	case <-time.After(commandTimeout):
-		return fmt.Errorf("perf record did not acknowledge %q within %v%s", c, commandTimeout, r.tail())
-	}
-}
-
-// Enable starts sampling; it returns once perf has.
-func (r *Recorder) Enable() error { return r.command("enable") }
-
-// Stop stops sampling and lets perf write its file and exit. The control
-// pipe stays open until perf has exited: perf record takes its closing for
-// an error and writes no data.
-func (r *Recorder) Stop() error {
-	defer r.ctl.Close()
-	derr := r.command("disable")
-	r.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-r.exited:
-	case <-time.After(60 * time.Second):
-		r.cmd.Process.Kill()
-		<-r.exited
-		return fmt.Errorf("perf record did not exit within 60 s of SIGINT%s", r.tail())
-	}
-	if derr != nil {
-		return derr
-	}
-	// After a SIGINT perf record writes its file, then exits with 0 or
-	// raises SIGINT again.
-	if r.err != nil {
-		var ee *exec.ExitError
-		if !errors.As(r.err, &ee) {
-			return fmt.Errorf("perf record: %v%s", r.err, r.tail())
-		}
-		ws, ok := ee.Sys().(syscall.WaitStatus)
-		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
-			return fmt.Errorf("perf record: %v%s", r.err, r.tail())
-		}
-	}
-	return nil
-}
-
-// Kill ends perf however it can (after a failure).
-func (r *Recorder) Kill() {
-	defer r.ctl.Close()
-	select {
-	case <-r.exited:
-		return
-	default:
-	}
-	r.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-r.exited:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		<-r.exited
-	}
+	return &Recorder{controlled: c, Out: out, RateHz: rateHz}, nil
 }
 
 // Lost is what perf said of events it lost, if anything.
@@ -370,18 +252,6 @@ func (r *Recorder) Lost() string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-func (r *Recorder) tail() string {
-	s := strings.TrimSpace(r.stderr.String())
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 8 {
-		lines = lines[len(lines)-8:]
-	}
-	return ":\n" + strings.Join(lines, "\n")
 }
 
 // Script runs perf script over a recording and classifies its samples.
