@@ -73,12 +73,13 @@ a loop device over an image on the stores' device, with the stores' log
 size, iclog size and count (mkfs.xfs -l size=...,version=2; mount -o
 logbsize=...,logbufs=...). For it the bench reads /proc/fs/xfs/stat around
 the workload (log writes and blocks, forces, transactions, AIL pushes),
-and where perf can profile the machine, takes a system-wide cpu-clock
-profile of the workload at --profile-rate (perf-<target>-<round>.data)
-for the kernel's checksum CPU (samples in xlog_cksum) and the machine's
-busy CPU. A table "the log" sets every target's log writes, blocks and
-checksum per fsync beside the kernel XFS's; what a target could not
-measure says "not measured" and why. It needs root, a kernel with XFS, a
+and where perf can profile the machine, counts XFS's fsyncs (its fsync
+tracepoints, perf stat) and takes a system-wide cpu-clock profile of the
+workload at --profile-rate (perf-<target>-<round>.data) for the kernel's
+checksum CPU (samples in xlog_cksum) and the machine's busy CPU. A table
+"the log" sets every target's log writes, blocks and checksum per fsync
+beside the kernel XFS's; what a target could not measure says "not
+measured" and why. It needs root, a kernel with XFS, a
 loop device and xfsprogs (and perf, linux-perf, for the checksum CPU):
 make bench-deps BENCH_ARGS="--baseline xfs" installs the packages.
 

@@ -282,7 +282,7 @@ func fsyncCounts(res *Results) string {
 			by = append(by, r.Target+": "+r.FsyncCounts)
 		}
 	}
-	s := " (the fsyncs the filesystem served: xlogfs's .stats, XFS's fsync tracepoints counted by perf"
+	s := " the filesystem served (xlogfs: its .stats; XFS: its fsync tracepoints, counted by perf"
 	if len(by) > 0 {
 		s += "; counted by the workload for " + strings.Join(by, ", ")
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
@@ -171,15 +172,26 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 	}
 	cmd.Stderr = cmd.Stdout
 	start := time.Now()
+	// Its own process group, which its clients (its children) share: an
+	// interrupt stops them all. Stopping the parent alone leaves the
+	// clients running, holding the mount busy and its output open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
+	waited := make(chan struct{})
+	defer close(waited)
 	go func() {
 		<-ctx.Done()
 		// dbench stops on its own at -t; only an interrupt gets here early
 		// enough to matter.
 		if ctx.Err() == context.Canceled {
-			cmd.Process.Signal(os.Interrupt)
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-waited:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
 		}
 	}()
 	var out bytes.Buffer
