@@ -215,6 +215,9 @@ func runBench(args []string) error {
 		}
 		warnings = append(warnings, ws...)
 		cfg.PerfRate = cfg.ProfileRate
+		if cfg.FlushLatency > 0 {
+			warnings = append(warnings, fmt.Sprintf("--flush-latency %v emulates the xlogfs stores' device alone: the xfs baseline's flushes are its loop device's", cfg.FlushLatency))
+		}
 	}
 	if cfg.Out == "" {
 		cfg.Out = "bench-" + time.Now().Format("20060102-150405")
