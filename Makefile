@@ -72,7 +72,9 @@ test-ppc64:
 # The bench installs nothing itself (it names a missing package and stops):
 # bench-deps installs what this run needs, fuse3 for every workload, dbench
 # or MariaDB and sysbench only when BENCH_ARGS asks for that workload, e.g.
-# make bench BENCH_ARGS="--workload dbench". It does not wait for the test
+# make bench BENCH_ARGS="--workload dbench", and xfsprogs (mkfs.xfs) and
+# linux-perf (perf) only when it asks for the kernel XFS baseline
+# (--baseline xfs, or a list holding xfs). It does not wait for the test
 # suite's packages.
 BENCH_ARGS ?=
 
@@ -86,6 +88,11 @@ bench-deps:
 	*dbench*) command -v dbench >/dev/null 2>&1 || missing="$$missing dbench";; \
 	*mariadb*) { command -v mariadbd >/dev/null 2>&1 || test -x /usr/sbin/mariadbd; } || missing="$$missing mariadb-server"; \
 		command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench";; \
+	esac; \
+	baselines=$$(echo " $(BENCH_ARGS) " | sed -n 's/.*--baseline[ =]\([^ ]*\).*/\1/p'); \
+	case ",$$baselines," in \
+	*,xfs,*) { command -v mkfs.xfs >/dev/null 2>&1 || test -x /usr/sbin/mkfs.xfs || test -x /sbin/mkfs.xfs; } || missing="$$missing xfsprogs"; \
+		command -v perf >/dev/null 2>&1 || missing="$$missing linux-perf";; \
 	esac; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \

@@ -15,6 +15,7 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchrun"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchwork"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
 )
 
 func init() {
@@ -66,8 +67,21 @@ Workloads:
            fsync; reports a write's mean and p50/p99 latency in µs.
 
 --baseline adds targets run the same way: loopback (go-fuse's loopback
-filesystem over a plain directory: what FUSE itself costs) and native (the
-plain directory, no FUSE).
+filesystem over a plain directory: what FUSE itself costs), native (the
+plain directory, no FUSE), and xfs: the kernel's XFS, made each round on
+a loop device over an image on the stores' device, with the stores' log
+size, iclog size and count (mkfs.xfs -l size=...,version=2; mount -o
+logbsize=...,logbufs=...). For it the bench reads /proc/fs/xfs/stat around
+the workload (log writes and blocks, forces, transactions, AIL pushes),
+and where perf can profile the machine, counts XFS's fsyncs (its fsync
+tracepoints, perf stat) and takes a system-wide cpu-clock profile of the
+workload at --profile-rate (perf-<target>-<round>.data) for the kernel's
+checksum CPU (samples in xlog_cksum) and the machine's busy CPU. A table
+"the log" sets every target's log writes, blocks and checksum per fsync
+beside the kernel XFS's; what a target could not measure says "not
+measured" and why. It needs root, a kernel with XFS, a
+loop device and xfsprogs (and perf, linux-perf, for the checksum CPU):
+make bench-deps BENCH_ARGS="--baseline xfs" installs the packages.
 
 Everything is kept in --out: results.json (raw values of every target in
 every round, comparisons, attribution, verdict), bench.txt (Go benchmark
@@ -105,10 +119,10 @@ func runBench(args []string) error {
 	rounds := fs.Int("rounds", defaultRounds, fmt.Sprintf("rounds; each runs every target once, in a new random order (%d or more for an interval)", benchstat.MinRounds()))
 	seed := fs.Uint64("seed", 0, "seed of the rounds' random orders (0: a new one, printed)")
 	reference := fs.String("reference", defaultReference, "the target every other is compared with, MODE/IMPL")
-	rate := fs.Int("profile-rate", defaultRate, "CPU profile samples per second of CPU time")
+	rate := fs.Int("profile-rate", defaultRate, "CPU profile samples per second of CPU time (and perf's rate per CPU, for --baseline xfs)")
 	out := fs.String("out", "", "directory for results.json, bench.txt, profiles and the chart (default: a new bench-<timestamp>)")
 	asJSON := fs.Bool("json", false, "print results.json to stdout (the report goes to stderr)")
-	baseline := fs.String("baseline", "", "also run: loopback, native (comma-separated)")
+	baseline := fs.String("baseline", "", "also run: loopback, native, xfs (the kernel's XFS), comma-separated; none: nothing")
 	writeSize := &sizeFlag{n: 4096}
 	fs.Var(writeSize, "write-size", "builtin workload: bytes per write")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
@@ -134,12 +148,15 @@ func runBench(args []string) error {
 	}
 	for _, b := range strings.Split(*baseline, ",") {
 		switch b = strings.TrimSpace(b); b {
-		case "":
-		case "loopback", "native":
+		case "", "none":
+		case "loopback", "native", benchreport.XFSTarget:
+			if slices.Contains(cfg.Baselines, b) {
+				continue
+			}
 			cfg.Baselines = append(cfg.Baselines, b)
 			targets = append(targets, benchreport.Target{Name: b, Kind: b})
 		default:
-			return usage("--baseline: unknown %q (want loopback or native)", b)
+			return usage("--baseline: unknown %q (want loopback, native, xfs or none)", b)
 		}
 	}
 	switch {
@@ -183,6 +200,25 @@ func runBench(args []string) error {
 	if err := benchrun.Prereqs(cfg, targets); err != nil {
 		return err
 	}
+	var xfs xfsbase.Readiness
+	var geom benchrun.Geometry
+	if slices.Contains(cfg.Baselines, benchreport.XFSTarget) {
+		if geom, err = benchrun.XlogfsGeometry(cfg.MountFlags); err != nil {
+			return usage("%v", err)
+		}
+		var ws []string
+		if xfs, ws, err = benchrun.XFSPrereqs(xfsbase.System()); err != nil {
+			return err
+		}
+		for _, w := range ws {
+			fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", w)
+		}
+		warnings = append(warnings, ws...)
+		cfg.PerfRate = cfg.ProfileRate
+		if cfg.FlushLatency > 0 {
+			warnings = append(warnings, fmt.Sprintf("--flush-latency %v emulates the xlogfs stores' device alone: the xfs baseline's flushes are its loop device's", cfg.FlushLatency))
+		}
+	}
 	if cfg.Out == "" {
 		cfg.Out = "bench-" + time.Now().Format("20060102-150405")
 	}
@@ -197,7 +233,7 @@ func runBench(args []string) error {
 	}
 
 	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets, Warnings: warnings}
-	b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv}
+	b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom}
 	fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
 		len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
 	if err := b.Run(targets); err != nil {

@@ -94,7 +94,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"version", "now"}, `takes no arguments, got "now"`},
 		{[]string{"bench", "--modes", "bogus"}, `--modes: unknown checksum mode "bogus" (want batched, xfs, sector or inline)`},
 		{[]string{"bench", "--rounds", "0"}, "--rounds: at least 1"},
-		{[]string{"bench", "--baseline", "ext4"}, `--baseline: unknown "ext4" (want loopback or native)`},
+		{[]string{"bench", "--baseline", "ext4"}, `--baseline: unknown "ext4" (want loopback, native, xfs or none)`},
 		{[]string{"bench", "--transports", "auto"}, `--transports: unknown transport "auto" (want classic or uring)`},
 		{[]string{"bench", "report"}, "missing DIR"},
 		{[]string{"cksum-bench", "--sizes", "0"}, "--sizes: 0 out of range (1 byte to 64 MiB)"},

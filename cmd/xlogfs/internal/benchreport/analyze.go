@@ -53,7 +53,36 @@ var allMetrics = []Metric{
 		Desc: "calls the filesystem made to make something durable (fdatasync, fsync), per fsync it served"},
 	{Name: "dev_flushes_per_fsync", Label: "device flushes per fsync", Unit: "flushes/fsync", Scale: 1,
 		Desc: "cache flushes the store's block device completed (all its users') per fsync served; --device disk only"},
+	// The log: what xlogfs's journal (its .stats) and the kernel's XFS
+	// (/proc/fs/xfs/stat, perf) write and checksum, side by side.
+	{Name: "fsyncs", Label: "fsyncs", Unit: "fsyncs", Scale: 1, Higher: true,
+		Desc: "fsync and fdatasync calls the filesystem served over the workload (xlogfs: its .stats; kernel XFS: its fsync tracepoints, counted by perf), else the workload's own count where it covers the run (the builtin's)"},
+	{Name: "log_writes", Label: "log writes", Unit: "writes", Scale: 1,
+		Desc: "log records (iclogs) written over the workload"},
+	{Name: "log_blocks", Label: "log blocks", Unit: "512-byte blocks", Scale: 1,
+		Desc: "512-byte blocks the log writes wrote: record header blocks, payload and padding"},
+	{Name: "log_blocks_per_write", Label: "log blocks per write", Unit: "blocks/write", Scale: 1,
+		Desc: "log blocks per log write"},
+	{Name: "log_payload_blocks_per_write", Label: "payload blocks per log write", Unit: "blocks/write", Scale: 1, Higher: true,
+		Desc: "log blocks per log write less a record's header blocks (one per 32 KiB of the log buffer): the payload (and padding) a write carries"},
+	{Name: "log_blocks_per_fsync", Label: "log blocks per fsync", Unit: "blocks/fsync", Scale: 1,
+		Desc: "log blocks written per fsync served"},
+	{Name: "cksum_bytes_per_fsync", Label: "checksum bytes per fsync", Unit: "B/fsync", Scale: 1,
+		Desc: "bytes the log checksum covered per fsync (xlogfs: counted; kernel XFS: estimated from its log blocks, as xlog_cksum covers them)"},
+	{Name: "cksum_cpu_per_fsync", Label: "checksum CPU per fsync", Unit: "ns/fsync", Scale: 1,
+		Desc: "the log checksum's CPU time per fsync (xlogfs: its counters; kernel XFS: perf's samples in xlog_cksum × their period)"},
+	{Name: "cksum_busy_share", Label: "checksum share of busy CPU", Unit: "% of busy CPU", Scale: 100,
+		Desc: "the log checksum's CPU time over the whole machine's busy CPU time during the workload (xlogfs: its counters ÷ /proc/stat; kernel XFS: samples in xlog_cksum ÷ non-idle samples, perf's own excluded)"},
 }
+
+// XFSTarget is the kernel XFS baseline's target name and kind.
+const XFSTarget = "xfs"
+
+// vsXFS are the metrics every target is compared with kernel XFS on, when
+// it ran: what the log writes per log write and per fsync, and what its
+// checksum costs per fsync.
+// (Throughput is compared with the reference like any target's.)
+var vsXFS = []string{"log_payload_blocks_per_write", "log_blocks_per_fsync", "cksum_cpu_per_fsync", "cksum_bytes_per_fsync"}
 
 // MetricByName finds a metric of res (or of the built-in list).
 func (res *Results) MetricByName(name string) (Metric, bool) {
@@ -197,6 +226,20 @@ func Analyze(res *Results) {
 		}
 	}
 
+	if _, ok := res.Target(XFSTarget); ok {
+		for _, m := range vsXFS {
+			for _, t := range res.Targets {
+				if t.Name == XFSTarget || !res.has(t.Name, m) || !res.has(XFSTarget, m) {
+					continue
+				}
+				iv := benchstat.PairedRatio(res.series(t.Name, m), res.series(XFSTarget, m))
+				if iv.N > 0 {
+					res.Comparisons = append(res.Comparisons, comparison(m, t.Name, XFSTarget, iv))
+				}
+			}
+		}
+	}
+
 	res.Attribution, res.Decomposition = nil, nil
 	modes, impls, cell := res.factorial()
 	best := res.bestImpl(impls)
@@ -262,11 +305,28 @@ func (res *Results) row(t Target) Row {
 	var calls, recBytes, perForce, offCPU, hdrBytes, payBytes []float64
 	var cpuSeconds, profCPU, profCk float64
 	requests := map[string][]float64{}
+	unmeasured := map[string][]string{}
+	var xfsRuns []*XFSRun
 	for _, r := range res.Runs {
 		if r.Target != t.Name {
 			continue
 		}
 		row.Rounds++
+		for m, why := range r.Unmeasured {
+			if !slices.Contains(unmeasured[m], why) {
+				unmeasured[m] = append(unmeasured[m], why)
+			}
+		}
+		if r.FsyncCounts != "" {
+			if row.FsyncCounts != "" && row.FsyncCounts != r.FsyncCounts {
+				row.FsyncCounts = "mixed"
+			} else {
+				row.FsyncCounts = r.FsyncCounts
+			}
+		}
+		if r.XFS != nil {
+			xfsRuns = append(xfsRuns, r.XFS)
+		}
 		if on, ok := r.Stats["passthrough_on"]; ok {
 			pt := map[bool]string{true: "on", false: "off"}[on == 1]
 			if row.Passthrough != "" && row.Passthrough != pt {
@@ -304,6 +364,15 @@ func (res *Results) row(t Target) Row {
 		}
 		row.Requests[op] = plainMedian(xs)
 	}
+	for m, whys := range unmeasured {
+		if !res.has(t.Name, m) {
+			if row.Unmeasured == nil {
+				row.Unmeasured = map[string]string{}
+			}
+			row.Unmeasured[m] = strings.Join(whys, "; ")
+		}
+	}
+	row.XFS = xfsRow(xfsRuns)
 	row.CallsPerRecord, row.MeanRecordBytes = plainMedian(calls), plainMedian(recBytes)
 	row.RecordHeaderBytes, row.RecordPayloadBytes = plainMedian(hdrBytes), plainMedian(payBytes)
 	row.FsyncsPerForce, row.OffCPURecords = plainMedian(perForce), plainMedian(offCPU)
@@ -314,6 +383,44 @@ func (res *Results) row(t Target) Row {
 		row.ProfileRateHz = float64(row.ProfileSamples) / cpuSeconds
 	}
 	return row
+}
+
+// xfsRow sums up the kernel XFS baseline's rounds; nil without any.
+func xfsRow(runs []*XFSRun) *XFSRow {
+	if len(runs) == 0 {
+		return nil
+	}
+	first := runs[0]
+	x := &XFSRow{Image: first.Image, LoopWhy: first.LoopWhy, MkfsArgs: first.MkfsArgs, MountOptions: first.MountOptions,
+		HeaderBlocks: first.HeaderBlocks, Counters: map[string]float64{}}
+	counters := map[string][]float64{}
+	for _, r := range runs {
+		dio := map[bool]string{true: "on", false: "off"}[r.LoopDirectIO]
+		if x.LoopDirectIO != "" && x.LoopDirectIO != dio {
+			dio = "mixed"
+		}
+		x.LoopDirectIO = dio
+		for k, v := range r.Counters {
+			counters[k] = append(counters[k], float64(v))
+		}
+		for _, m := range r.OtherMounts {
+			if !slices.Contains(x.OtherMounts, m) {
+				x.OtherMounts = append(x.OtherMounts, m)
+			}
+		}
+		if p := r.Perf; p != nil {
+			x.PerfRounds++
+			x.PerfRateHz = p.RateHz
+			x.PerfSamples += p.Samples
+			x.PerfBusy += p.Busy
+			x.PerfCksum += p.Cksum
+			x.PerfCksumCRC += p.CksumCRC
+		}
+	}
+	for k, xs := range counters {
+		x.Counters[k] = plainMedian(xs)
+	}
+	return x
 }
 
 // plainMedian is the bench's one median, without its interval.
@@ -402,6 +509,20 @@ func verdict(res *Results) []string {
 				meta, _ := res.MetricByName(c.Metric)
 				out = append(out, fmt.Sprintf("%s vs %s: %s %s.", c.Target, c.Reference, meta.Label, DescribeRatio(c.Interval())))
 			}
+		}
+	}
+	if _, ok := res.Target(XFSTarget); ok && res.Config.Reference != XFSTarget {
+		var parts []string
+		for _, m := range []string{"log_payload_blocks_per_write", "log_blocks_per_fsync", "cksum_cpu_per_fsync"} {
+			for _, c := range res.Comparisons {
+				if c.Metric == m && c.Target == res.Config.Reference && c.Reference == XFSTarget {
+					meta, _ := res.MetricByName(m)
+					parts = append(parts, meta.Label+" "+DescribeRatio(c.Interval()))
+				}
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%s vs the kernel's XFS at the same log geometry: %s.", res.Config.Reference, strings.Join(parts, "; ")))
 		}
 	}
 	if res.Config.Rounds < benchstat.MinRounds() {

@@ -6,9 +6,11 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
@@ -22,6 +24,10 @@ func Print(w io.Writer, res *Results) {
 	if slices.ContainsFunc(res.Rows, func(r Row) bool { _, ok := r.Values["requests_per_op"]; return ok }) {
 		fmt.Fprintln(w)
 		PrintRequests(w, res)
+	}
+	if slices.ContainsFunc(res.Rows, hasLog) {
+		fmt.Fprintln(w)
+		PrintLog(w, res)
 	}
 	if len(res.Comparisons) > 0 {
 		fmt.Fprintln(w)
@@ -164,6 +170,185 @@ func PrintRequests(w io.Writer, res *Results) {
 	fmt.Fprintln(w, "\nreq/op: FUSE requests per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync);")
 	fmt.Fprintln(w, "syncs/fsync: fdatasync/fsync calls the filesystem made per fsync it served (xlogfs: log, data files, data directory, checkpoint;")
 	fmt.Fprintln(w, "the loopback: one per request); device flushes: the store's block device's, all of its users' (--device disk only).")
+}
+
+// logMetrics are the log table's columns after the target's name, with
+// their headers and formats.
+var logMetrics = []struct{ metric, head, format string }{
+	{"fsyncs", "fsyncs", "count"},
+	{"log_writes", "writes", "count"},
+	{"log_blocks", "blocks", "count"},
+	{"log_blocks_per_write", "blk/write", "%.1f"},
+	{"log_payload_blocks_per_write", "pay/write", "%.1f"},
+	{"log_blocks_per_fsync", "blk/fsync", "%.2f"},
+	{"cksum_bytes_per_fsync", "ck B/fsync", "%.0f"},
+	{"cksum_cpu_per_fsync", "ck ns/fsync", "%.0f"},
+	{"cksum_busy_share", "ck % busy", "%.3f"},
+}
+
+func hasLog(r Row) bool {
+	for _, m := range logMetrics {
+		if _, ok := r.Values[m.metric]; ok {
+			return true
+		}
+		if _, ok := r.Unmeasured[m.metric]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// NotMeasured is what a table cell says of a value a target could not
+// measure; the reason follows the table.
+const NotMeasured = "not measured"
+
+// PrintLog writes what each target's log wrote and what its checksum
+// cost, per log write and per fsync, xlogfs's targets beside the kernel's
+// XFS: a value a target could not measure says so, with why below.
+func PrintLog(w io.Writer, res *Results) {
+	fmt.Fprintln(w, "the log: writes, blocks and checksum per fsync (medians over the rounds)")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"target"}
+	for _, m := range logMetrics {
+		head = append(head, m.head)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	var notes []string
+	for _, r := range res.Rows {
+		if !hasLog(r) {
+			continue
+		}
+		row := []string{r.Target}
+		why := map[string][]string{}
+		var whyOrder []string
+		for _, m := range logMetrics {
+			iv, ok := r.Values[m.metric]
+			switch {
+			case ok && !math.IsNaN(iv.Center):
+				meta, _ := res.MetricByName(m.metric)
+				x := iv.Center * meta.Scale
+				cell := fmt.Sprintf(m.format, x)
+				if m.format == "count" {
+					cell = count(int64(math.Round(x)))
+				}
+				if m.metric == "cksum_bytes_per_fsync" && r.XFS != nil {
+					cell = "≈" + cell // estimated from its blocks
+				}
+				row = append(row, cell)
+			case r.Unmeasured[m.metric] != "":
+				row = append(row, NotMeasured)
+				reason := r.Unmeasured[m.metric]
+				if _, seen := why[reason]; !seen {
+					whyOrder = append(whyOrder, reason)
+				}
+				meta, _ := res.MetricByName(m.metric)
+				why[reason] = append(why[reason], meta.Label)
+			default:
+				row = append(row, "–")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		for _, reason := range whyOrder {
+			notes = append(notes, fmt.Sprintf("%s: %s: %s (%s)", r.Target, strings.Join(why[reason], ", "), NotMeasured, reason))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		wrap(w, n, "  ")
+	}
+	wrap(w, "writes: log records (iclogs) written over the workload; blocks: the 512-byte blocks they wrote (headers, payload, "+
+		"padding); pay/write: blocks per write less a record's header blocks (one per 32 KiB of the log buffer); per fsync: "+
+		"per fsync"+fsyncCounts(res)+"; ck: the log checksum: the bytes it covered and its CPU per fsync, "+
+		"and its share of the whole machine's busy CPU (xlogfs: its counters ÷ /proc/stat; xfs: perf's samples in xlog_cksum "+
+		"÷ its non-idle samples, perf's own excluded).", "")
+	if _, ok := res.Target(XFSTarget); ok && res.Config.Journal == "data" {
+		wrap(w, "journal data: xlogfs logs the files' data too, the kernel's XFS its metadata alone (--journal meta compares "+
+			"like with like).", "")
+	}
+	for _, r := range res.Rows {
+		if r.XFS != nil {
+			printXFSNotes(w, res, r)
+		}
+	}
+}
+
+// fsyncCounts says who counted the fsyncs.
+func fsyncCounts(res *Results) string {
+	var by []string
+	for _, r := range res.Rows {
+		if r.FsyncCounts != "" && r.FsyncCounts != "filesystem" {
+			by = append(by, r.Target+": "+r.FsyncCounts)
+		}
+	}
+	s := " the filesystem served (xlogfs: its .stats; XFS: its fsync tracepoints, counted by perf"
+	if len(by) > 0 {
+		s += "; counted by the workload for " + strings.Join(by, ", ")
+	}
+	return s + ")"
+}
+
+// printXFSNotes says how the kernel XFS baseline ran and what else its
+// counters say.
+func printXFSNotes(w io.Writer, res *Results, r Row) {
+	x := r.XFS
+	fmt.Fprintln(w)
+	var mkfs []string
+	for i := 0; i+1 < len(x.MkfsArgs); i++ {
+		if x.MkfsArgs[i] == "-l" {
+			mkfs = append(mkfs, "-l", x.MkfsArgs[i+1])
+		}
+	}
+	wrap(w, fmt.Sprintf("%s: the kernel's XFS (mkfs.xfs %s, mount -o %s: %d header blocks per write) on a loop device "+
+		"over an image in %s, direct I/O %s: %s.", r.Target, strings.Join(mkfs, " "), x.MountOptions, x.HeaderBlocks,
+		filepath.Dir(filepath.Dir(x.Image)), x.LoopDirectIO, x.LoopWhy), "  ")
+	others := "no other XFS is mounted"
+	if len(x.OtherMounts) > 0 {
+		others = "other XFS mounted, whose work counts too: " + strings.Join(x.OtherMounts, ", ")
+	}
+	wrap(w, fmt.Sprintf("  /proc/fs/xfs/stat counts every XFS on the machine (%s). Its ck B/fsync is estimated from its "+
+		"blocks: 328 B of record header and the payload per write, and 260 B per extension header of the mean record.", others), "  ")
+	c := x.Counters
+	wrap(w, fmt.Sprintf("  Median per round: log forces %.0f (slept %.0f), no free iclog %.0f, transactions sync/async/empty "+
+		"%.0f/%.0f/%.0f, AIL pushes %.0f (log space tries %.0f, sleeps %.0f, pinned %.0f), xstrat quick/split %.0f/%.0f.",
+		c["log_force"], c["log_force_sleep"], c["log_noiclogs"], c["trans_sync"], c["trans_async"], c["trans_empty"],
+		c["push_ail"], c["push_ail_try_logspace"], c["push_ail_sleep_logspace"], c["push_ail_pinned"], c["xstrat_quick"], c["xstrat_split"]), "  ")
+	if x.PerfRounds > 0 {
+		wrap(w, fmt.Sprintf("  perf: cpu-clock at %d Hz on every CPU, %s: %s samples, %s busy, %s in xlog_cksum (%s of them in crc32c).",
+			x.PerfRateHz, plural(x.PerfRounds, "round"), count(x.PerfSamples), count(x.PerfBusy), count(x.PerfCksum), count(x.PerfCksumCRC)), "  ")
+	}
+}
+
+// lineWidth is the widest a line of the report's prose may be.
+const lineWidth = 118
+
+// wrap writes text in lines of at most lineWidth, the lines after the
+// first indented.
+func wrap(w io.Writer, text, indent string) {
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > lineWidth {
+			fmt.Fprintln(w, line)
+			line = indent + word
+			continue
+		}
+		if line == "" {
+			line = strings.Repeat(" ", len(text)-len(strings.TrimLeft(text, " "))) + word
+		} else {
+			line += " " + word
+		}
+	}
+	if line != "" {
+		fmt.Fprintln(w, line)
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func fsyncSource(res *Results) string {
@@ -338,6 +523,9 @@ func WriteBenchfmt(w io.Writer, res *Results) {
 		{"cksum_ns_per_kib", "cksum-ns/KiB"}, {"cksum_rec_p50_ns", "cksum-rec-p50-ns"}, {"cksum_rec_p99_ns", "cksum-rec-p99-ns"},
 		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
 		{"cksum_force_ns", "cksum-force-ns"}, {"pwrite_us", "pwrite-µs"}, {"copy_cksum_cpu", "copy-cksum-cpu-%"},
+		{"log_payload_blocks_per_write", "payload-blocks/log-write"}, {"log_blocks_per_fsync", "log-blocks/fsync"},
+		{"cksum_bytes_per_fsync", "cksum-B/fsync"}, {"cksum_cpu_per_fsync", "cksum-ns/fsync"},
+		{"cksum_busy_share", "cksum-busy-cpu-%"},
 	}
 	if c.Workload == "mariadb" {
 		units[0].unit = "TPS"

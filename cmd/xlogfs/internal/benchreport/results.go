@@ -38,6 +38,9 @@ type Config struct {
 	MountFlags   []string      `json:"mount_flags,omitempty"` // extra flags for every xlogfs mount
 	Tables       int           `json:"tables,omitempty"`
 	TableSize    int           `json:"table_size,omitempty"`
+	// PerfRate is the kernel XFS baseline's perf sampling rate (perf
+	// record -F), per CPU.
+	PerfRate int `json:"perf_rate_hz,omitempty"`
 }
 
 // Machine is where a bench ran.
@@ -53,7 +56,7 @@ type Machine struct {
 // one crc32c implementation, or a baseline.
 type Target struct {
 	Name     string `json:"name"` // MODE/IMPL, or the baseline's name
-	Kind     string `json:"kind"` // xlogfs, loopback or native
+	Kind     string `json:"kind"` // xlogfs, loopback, native or xfs (the kernel's)
 	Mode     string `json:"mode,omitempty"`
 	Impl     string `json:"impl,omitempty"`      // the implementation's name
 	ImplSpec string `json:"impl_spec,omitempty"` // as asked (best, generic, ...)
@@ -87,6 +90,74 @@ type Run struct {
 	Extra               map[string]float64 `json:"extra,omitempty"` // workload-specific (tps, p95_ms, ...)
 	// FUSE requests per workload operation, by opcode (LOOKUP, GETATTR, ...).
 	Requests map[string]float64 `json:"requests_per_op,omitempty"`
+	// Fsyncs made over the run, and who counted them: "filesystem" (the
+	// fsyncs it served: xlogfs's .stats, kernel XFS's fsync tracepoints)
+	// or "workload" (its own count, where the filesystem's is missing and
+	// the workload's covers the run).
+	Fsyncs      int64  `json:"fsyncs,omitempty"`
+	FsyncCounts string `json:"fsync_count,omitempty"`
+	// BusyCPU is the whole machine's CPU time over the workload, idle and
+	// iowait excluded (/proc/stat).
+	BusyCPU float64 `json:"system_busy_cpu_seconds,omitempty"`
+	// Unmeasured are the metrics this run could not measure, with why:
+	// the report prints "not measured (why)" for them, never a zero.
+	Unmeasured map[string]string `json:"unmeasured,omitempty"`
+	// XFS is the kernel XFS baseline's own record of the run.
+	XFS *XFSRun `json:"xfs,omitempty"`
+}
+
+// XFSRun is what the kernel XFS baseline did in a round and what it
+// counted: the image, its loop device and log geometry, the differences of
+// /proc/fs/xfs/stat over the workload (every XFS on the machine counts in
+// them), and the perf profile.
+type XFSRun struct {
+	Image        string   `json:"image"`
+	ImageBytes   int64    `json:"image_bytes"`
+	Loop         string   `json:"loop_device"`
+	LoopDirectIO bool     `json:"loop_direct_io"`
+	LoopWhy      string   `json:"loop_direct_io_why"`
+	LogBytes     int64    `json:"log_bytes"`
+	LogBSize     int      `json:"logbsize"`
+	LogBufs      int      `json:"logbufs"`
+	HeaderBlocks int      `json:"header_blocks_per_write"`
+	MkfsArgs     []string `json:"mkfs_args"`
+	MountOptions string   `json:"mount_options"`
+	// Stat is every line of /proc/fs/xfs/stat, after − before the
+	// workload; Counters the lines the bench reports, by name (log_writes,
+	// log_blocks, trans_sync, push_ail_pinned, xstrat_quick, ...).
+	Stat map[string][]uint64 `json:"stat_delta"`
+	// FsyncEvents: XFS's fsync tracepoints counted over the workload
+	// (perf stat), the round's fsyncs; absent where perf could not.
+	FsyncEvents map[string]uint64 `json:"fsync_events,omitempty"`
+	Counters    map[string]uint64 `json:"counters"`
+	OtherMounts []string          `json:"other_xfs_mounts,omitempty"`
+	Perf        *PerfRun          `json:"perf,omitempty"`
+}
+
+// PerfRun is a system-wide cpu-clock profile of the workload, its samples
+// classified (see package xfsbase's Profile for the rules): all, idle,
+// perf's own, busy, in xlog_cksum's own context (and of those in crc32c),
+// and in any crc32c; and each class's CPU time in ns (the samples'
+// periods).
+type PerfRun struct {
+	RateHz           int    `json:"rate_hz"`
+	Data             string `json:"data"` // perf.data, in the run's folder
+	Samples          int64  `json:"samples"`
+	Idle             int64  `json:"idle"`
+	Self             int64  `json:"self"`
+	Busy             int64  `json:"busy"`
+	Cksum            int64  `json:"cksum"`
+	CksumCRC         int64  `json:"cksum_crc32c"`
+	CRC32C           int64  `json:"crc32c"`
+	UnresolvedKernel int64  `json:"unresolved_kernel"`
+	TotalNs          uint64 `json:"total_ns"`
+	IdleNs           uint64 `json:"idle_ns"`
+	SelfNs           uint64 `json:"self_ns"`
+	BusyNs           uint64 `json:"busy_ns"`
+	CksumNs          uint64 `json:"cksum_ns"`
+	CksumCRCNs       uint64 `json:"cksum_crc32c_ns"`
+	CRC32CNs         uint64 `json:"crc32c_ns"`
+	Lost             string `json:"lost,omitempty"` // what perf said of lost events
 }
 
 // Results is results.json.
@@ -134,6 +205,33 @@ type Row struct {
 	Passthrough string `json:"passthrough,omitempty"`
 	// Requests per workload operation by opcode, median over the rounds.
 	Requests map[string]float64 `json:"requests_per_op,omitempty"`
+	// Unmeasured: metrics no round measured, with why.
+	Unmeasured map[string]string `json:"unmeasured,omitempty"`
+	// FsyncCounts: who counted the fsyncs (see Run), "mixed" if rounds
+	// differed.
+	FsyncCounts string `json:"fsync_count,omitempty"`
+	// XFS sums up the kernel XFS baseline's rounds.
+	XFS *XFSRow `json:"xfs,omitempty"`
+}
+
+// XFSRow is the kernel XFS baseline over its rounds: its setup as the
+// rounds had it, the medians of its named counters, and its profiles'
+// samples together.
+type XFSRow struct {
+	Image        string             `json:"image"`          // where the images were (the first round's folder)
+	LoopDirectIO string             `json:"loop_direct_io"` // on, off or mixed
+	LoopWhy      string             `json:"loop_direct_io_why"`
+	MkfsArgs     []string           `json:"mkfs_args"`
+	MountOptions string             `json:"mount_options"`
+	HeaderBlocks int                `json:"header_blocks_per_write"`
+	Counters     map[string]float64 `json:"counters"` // medians over the rounds
+	OtherMounts  []string           `json:"other_xfs_mounts,omitempty"`
+	PerfRateHz   int                `json:"perf_rate_hz,omitempty"`
+	PerfSamples  int64              `json:"perf_samples,omitempty"`
+	PerfBusy     int64              `json:"perf_busy,omitempty"`
+	PerfCksum    int64              `json:"perf_cksum,omitempty"`
+	PerfCksumCRC int64              `json:"perf_cksum_crc32c,omitempty"`
+	PerfRounds   int                `json:"perf_rounds,omitempty"` // rounds with a profile
 }
 
 // Comparison is a target against a reference, on one metric: the median

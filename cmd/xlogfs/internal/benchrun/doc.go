@@ -4,5 +4,8 @@
 // Bencher, which for each round and target makes a fresh store, starts and
 // stops the xlogfs daemon (or a baseline), runs the workload (package
 // benchwork) and collects its values from the daemon's .stats, its CPU time
-// and the device's flushes into the results (package benchreport).
+// and the device's flushes into the results (package benchreport). The
+// kernel XFS baseline (target xfs) makes a loop-mounted XFS image with the
+// stores' log geometry instead, and reads the kernel's counters and perf's
+// profile around the workload (package xfsbase).
 package benchrun

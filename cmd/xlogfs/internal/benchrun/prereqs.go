@@ -13,7 +13,7 @@ import (
 // nothing: a missing package is named, with the command that installs it
 // (make bench does, for what the default bench needs).
 func Prereqs(cfg benchreport.Config, targets []benchreport.Target) error {
-	needFuse := slices.ContainsFunc(targets, func(t benchreport.Target) bool { return t.Kind != "native" })
+	needFuse := slices.ContainsFunc(targets, func(t benchreport.Target) bool { return t.Kind == "xlogfs" || t.Kind == "loopback" })
 	if needFuse {
 		if _, err := os.Stat("/dev/fuse"); err != nil {
 			return errors.New("/dev/fuse is missing: this machine cannot mount FUSE filesystems")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchwork"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
 	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/profiling"
 )
@@ -24,6 +25,13 @@ type Bencher struct {
 	Progress bool
 	storeDir string // where stores go: a tmpfs for --device ram, else OUT/work
 	ReadyEnv string // the variable naming the fd a daemonized mount reports readiness on
+	// XFS is what the kernel XFS baseline can do here (XFSPrereqs), Geom
+	// the xlogfs stores' log geometry it copies (XlogfsGeometry).
+	XFS  xfsbase.Readiness
+	Geom Geometry
+	// geomWarned: targets whose log geometry was found to differ from the
+	// baseline's (warned once).
+	geomWarned map[string]bool
 }
 
 func (b *Bencher) Run(targets []benchreport.Target) error {
@@ -75,8 +83,13 @@ func slug(name string) string { return strings.ReplaceAll(name, "/", "-") }
 
 // runOne mounts the target, drives the workload, reads the counters before
 // and after, unmounts, and measures.
-func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrupted <-chan struct{}) (benchreport.Run, error) {
-	r := benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}}
+func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrupted <-chan struct{}) (r benchreport.Run, err error) {
+	r = benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}, Unmeasured: map[string]string{}}
+	defer func() {
+		if len(r.Unmeasured) == 0 {
+			r.Unmeasured = nil
+		}
+	}()
 	id := fmt.Sprintf("%s-%d", slug(t.Name), round)
 	work := filepath.Join(b.Cfg.Out, "work", id)
 	store := filepath.Join(b.storeDir, id, "store")
@@ -90,7 +103,24 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	}
 	dir := mnt
 	var m *mounted
-	if t.Kind != "native" {
+	var xr *xfsRound
+	switch t.Kind {
+	case "native":
+		dir = store
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return r, err
+		}
+	case benchreport.XFSTarget:
+		// The image goes where the store would: the tmpfs, or OUT/work.
+		if xr, err = b.startXFS(t, round, id, filepath.Dir(store), mnt); err != nil {
+			return r, err
+		}
+		defer func() {
+			if cerr := xr.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	default:
 		r.Profile = fmt.Sprintf("cpu-%s.pprof", id)
 		var err error
 		m, err = b.mount(t, store, mnt, filepath.Join(b.Cfg.Out, r.Profile), filepath.Join(b.Cfg.Out, fmt.Sprintf("mount-%s.log", id)))
@@ -98,11 +128,6 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 			return r, err
 		}
 		defer m.kill()
-	} else {
-		dir = store
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return r, err
-		}
 	}
 	var before *journal.StatsFile
 	if t.Kind == "xlogfs" {
@@ -114,11 +139,37 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	// The device's flushes (all of its users'), for a store on disk.
 	flushesBefore, flushesOK := deviceFlushes(store)
 
+	// The whole machine's busy CPU over the workload.
+	busyBefore, busyErr := busyCPU()
+	if xr != nil {
+		if err := xr.begin(); err != nil {
+			return r, err
+		}
+	}
+
 	bar := benchwork.NewProgress(label+" "+b.Cfg.Workload, b.Cfg.Duration, b.Progress)
 	w, err := benchwork.Run(b.Cfg, dir, t, bar, interrupted)
 	bar.Done()
 	if err != nil {
 		return r, err
+	}
+	busy, busyWhy := math.NaN(), ""
+	if busyAfter, err := busyCPU(); err == nil && busyErr == nil {
+		busy = busyAfter - busyBefore
+		r.BusyCPU = busy
+	} else {
+		busyWhy = fmt.Sprintf("the machine's busy CPU: %v", errors.Join(busyErr, err))
+	}
+	// The workload's own count of its fsyncs, where it covers the run;
+	// the filesystems' own counts come first.
+	fsyncs, fsyncWhy := float64(w.Fsyncs), ""
+	if w.FsyncsUncounted != "" {
+		fsyncs, fsyncWhy = math.NaN(), w.FsyncsUncounted
+	}
+	if xr != nil {
+		if err := xr.end(&r, fsyncs, fsyncWhy); err != nil {
+			return r, err
+		}
 	}
 	r.Seconds, r.Bytes, r.Ops, r.Extra = w.Seconds, w.Bytes, w.Ops, w.Extra
 	for _, wn := range w.Warnings {
@@ -161,6 +212,22 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = fsyncs.Percentile(50), fsyncs.Percentile(99), "filesystem"
 		}
 		journalValues(r.Values, before, after)
+		// The fsyncs the filesystem served, as XFS's are counted.
+		fs := st["fsyncs"] - before.Numbers()["fsyncs"]
+		r.Fsyncs, r.FsyncCounts = int64(fs), "filesystem"
+		if !math.IsNaN(fsyncs) && math.Abs(fs-fsyncs) > max(2, 0.01*fsyncs) {
+			b.warn(t, round, fmt.Sprintf("the workload counted %.0f fsyncs, the filesystem %.0f", fsyncs, fs))
+		}
+		logValues(r.Values, r.Unmeasured, before.Numbers(), st, fs, "", busy, busyWhy)
+		if _, ok := b.Res.Target(benchreport.XFSTarget); ok && !b.geomWarned[t.Name] {
+			if msg := checkGeometry(st, b.Geom); msg != "" {
+				if b.geomWarned == nil {
+					b.geomWarned = map[string]bool{}
+				}
+				b.geomWarned[t.Name] = true
+				b.warn(t, round, msg)
+			}
+		}
 		if st["flush_overruns"] > 0 {
 			b.warn(t, round, fmt.Sprintf("%.0f of %.0f flushes took longer than --flush-latency %v by themselves", st["flush_overruns"], st["flushes_emulated"], b.Cfg.FlushLatency))
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/logbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -124,4 +125,90 @@ func statsNumbers(f *journal.StatsFile) map[string]float64 {
 		}
 	}
 	return st
+}
+
+// userHZ is /proc/stat's unit, USER_HZ: 100 on every Linux the bench runs
+// on (it is fixed in the kernel's ABI, whatever HZ is).
+const userHZ = 100
+
+// parseProcStat reads the whole machine's busy CPU time in seconds from
+// /proc/stat's "cpu" line: user, nice, system, irq and softirq (guest time
+// is inside user); idle, iowait and steal (time the hypervisor gave
+// another guest) are not busy.
+func parseProcStat(b []byte) (float64, error) {
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "cpu" {
+			continue
+		}
+		if len(f) < 8 {
+			return 0, fmt.Errorf("/proc/stat: cpu line %q is short", l)
+		}
+		var busy float64
+		for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/stat: cpu field %d: %q", i, f[i])
+			}
+			busy += float64(n)
+		}
+		return busy / userHZ, nil
+	}
+	return 0, fmt.Errorf("/proc/stat has no cpu line")
+}
+
+// busyCPU reads the machine's busy CPU seconds so far.
+func busyCPU() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStat(b)
+}
+
+// logValues derives an xlogfs run's log metrics from its .stats before and
+// after the workload: log writes and blocks, per write and per fsync, the
+// checksum's bytes and CPU per fsync and its share of the machine's busy
+// CPU. fsyncs is NaN where nobody counted them (why says why), busy NaN
+// where /proc/stat could not be read (busyWhy). What cannot be derived
+// goes into unmeasured with its reason.
+func logValues(v map[string]float64, unmeasured map[string]string, before, after map[string]float64,
+	fsyncs float64, why string, busy float64, busyWhy string) {
+	d := func(k string) float64 { return after[k] - before[k] }
+	writes, blocks, hdr := d("log_records"), d("log_bytes")/logbuf.BBSize, d("log_header_bytes")/logbuf.BBSize
+	v["log_writes"], v["log_blocks"] = writes, blocks
+	if writes > 0 {
+		v["log_blocks_per_write"] = blocks / writes
+		v["log_payload_blocks_per_write"] = (blocks - hdr) / writes
+	} else {
+		unmeasured["log_blocks_per_write"] = "no log writes during the workload"
+		unmeasured["log_payload_blocks_per_write"] = "no log writes during the workload"
+	}
+	perFsync(v, unmeasured, fsyncs, why, map[string]float64{
+		"log_blocks_per_fsync": blocks, "cksum_bytes_per_fsync": d("cksum_bytes"), "cksum_cpu_per_fsync": d("cksum_ns"),
+	})
+	if busy > 0 {
+		v["cksum_busy_share"] = d("cksum_ns") / 1e9 / busy
+	} else {
+		unmeasured["cksum_busy_share"] = busyWhy
+	}
+}
+
+// perFsync sets each of totals per fsync, or says why it cannot.
+func perFsync(v map[string]float64, unmeasured map[string]string, fsyncs float64, why string, totals map[string]float64) {
+	if !math.IsNaN(fsyncs) {
+		v["fsyncs"] = fsyncs
+	}
+	for k, total := range totals {
+		switch {
+		case math.IsNaN(fsyncs):
+			unmeasured[k] = why
+		case fsyncs == 0:
+			unmeasured[k] = "the workload made no fsync"
+		case math.IsNaN(total):
+			// its own reason is set already
+		default:
+			v[k] = total / fsyncs
+		}
+	}
 }

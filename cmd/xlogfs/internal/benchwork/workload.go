@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
@@ -29,6 +30,12 @@ type Result struct {
 	FsyncLatencies []time.Duration // client-measured; empty when the workload cannot see them
 	Extra          map[string]float64
 	Warnings       []string // things that went wrong without spoiling the result
+	// Fsyncs the workload made (fsync and fdatasync calls) over the run,
+	// counted by the workload itself whatever the filesystem under it;
+	// where it cannot count them all, FsyncsUncounted says why (and
+	// Fsyncs holds what it did count, if anything).
+	Fsyncs          int64
+	FsyncsUncounted string
 }
 
 func Run(cfg benchreport.Config, dir string, t benchreport.Target, bar *Progress, interrupted <-chan struct{}) (Result, error) {
@@ -130,13 +137,14 @@ func runBuiltin(ctx context.Context, cfg benchreport.Config, dir string, bar *Pr
 		res.Ops += c.n
 		res.FsyncLatencies = append(res.FsyncLatencies, c.lat...)
 	}
+	res.Fsyncs = res.Ops // a write and its fsync each
 	return res, nil
 }
 
 var (
 	dbenchThroughput = regexp.MustCompile(`Throughput ([0-9.]+) MB/sec`)
 	// A row of dbench's summary: " NTCreateX    12345     0.123    45.678".
-	dbenchOpCount = regexp.MustCompile(`(?m)^\s*[A-Z][A-Za-z]+\s+([0-9]+)\s+[0-9.]+\s+[0-9.]+\s*$`)
+	dbenchOpCount = regexp.MustCompile(`(?m)^\s*([A-Z][A-Za-z]+)\s+([0-9]+)\s+[0-9.]+\s+[0-9.]+\s*$`)
 )
 
 // dbenchClientFile finds Debian's dbench load file.
@@ -164,15 +172,26 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 	}
 	cmd.Stderr = cmd.Stdout
 	start := time.Now()
+	// Its own process group, which its clients (its children) share: an
+	// interrupt stops them all. Stopping the parent alone leaves the
+	// clients running, holding the mount busy and its output open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
+	waited := make(chan struct{})
+	defer close(waited)
 	go func() {
 		<-ctx.Done()
 		// dbench stops on its own at -t; only an interrupt gets here early
 		// enough to matter.
 		if ctx.Err() == context.Canceled {
-			cmd.Process.Signal(os.Interrupt)
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-waited:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
 		}
 	}()
 	var out bytes.Buffer
@@ -196,17 +215,35 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, Tail(out.String(), 20))
 	}
 	mbps, _ := strconv.ParseFloat(m[1], 64)
-	// Its operations: the Count column of its summary table.
-	for _, c := range dbenchOpCount.FindAllStringSubmatch(out.String(), -1) {
-		n, _ := strconv.ParseInt(c[1], 10, 64)
+	ops := DbenchOps(out.String())
+	for _, n := range ops {
 		res.Ops += n
 	}
+	// Its summary counts its execute phase alone, after a warmup of a
+	// fifth of -t: its fsyncs do not cover the run the filesystems'
+	// counters do.
+	res.Fsyncs = DbenchFsyncs(ops)
+	res.FsyncsUncounted = "dbench counts the fsyncs of its execute phase alone, not of its warmup (the first fifth of --time)"
 	// dbench reports its own throughput over its own -t seconds.
 	res.Seconds = float64(secs)
 	res.Bytes = int64(mbps * 1e6 * res.Seconds)
-	res.Extra = map[string]float64{"dbench_mb_per_s": mbps}
+	res.Extra = map[string]float64{"dbench_mb_per_s": mbps, "dbench_fsyncs": float64(res.Fsyncs)}
 	return res, nil
 }
+
+// DbenchOps is the Count column of dbench's summary table, by operation.
+func DbenchOps(out string) map[string]int64 {
+	ops := map[string]int64{}
+	for _, c := range dbenchOpCount.FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.ParseInt(c[2], 10, 64)
+		ops[c[1]] += n
+	}
+	return ops
+}
+
+// DbenchFsyncs is the fsyncs dbench -F made: one after every WriteX, and
+// one for every Flush (strace -f -c of dbench 4.0 counts exactly these).
+func DbenchFsyncs(ops map[string]int64) int64 { return ops["WriteX"] + ops["Flush"] }
 
 // runPwrite times --write-size pwrites made one after another by one
 // client, without fsync, over a 64 MiB file (rewritten from its start once
