@@ -21,6 +21,7 @@ func (fs *FS) Stats() statsfile.Stats {
 		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
 		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes,
 		LogSyncs: xs.Syncs, LogForces: xs.ForceCalls, ForceSyncs: xs.ForceSyncs,
+		ForceRequests: xs.Forces, ForceSleeps: xs.ForceSleeps, CallerRounds: xs.CallerRounds,
 		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.SpaceWaits,
 		IclogWaits: xs.IclogWaits, SyncNanos: xs.SyncNanos, Cksum: fs.x.Sum.Stats(),
 		Head: head.LSN(), Tail: tail.LSN(), Durable: durable,

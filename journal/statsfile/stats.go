@@ -141,6 +141,11 @@ type Stats struct {
 	PayloadBytes uint64 // of which op headers and regions
 	LogSyncs     uint64 // fdatasyncs of the log (log_syncs)
 	LogForces    uint64 // log force requests that waited for a log write (log_forces)
+	// Every log force request, durable already or not (XFS's force);
+	// those that slept on another goroutine's round of log I/O and were
+	// served by a later one (XFS-style group commit); and the rounds a
+	// forcing caller ran itself because the log was idle.
+	ForceRequests, ForceSleeps, CallerRounds uint64
 	ForceSyncs   uint64 // log syncs at least one force waited for
 	Fsyncs       uint64 // fsync and fdatasync calls
 	Checkpoints  uint64
@@ -178,6 +183,24 @@ type Stats struct {
 	// Learned: writes the kernel made to data files directly
 	// (passthrough) that the journal learned and logged.
 	Learned uint64
+}
+
+// XFSLog is the log line of XFS's /proc/fs/xfs/stat (fs/xfs/xfs_stats.h,
+// xs_log_writes .. xs_log_force_sleep): log writes, log blocks (512 bytes),
+// no-iclog waits, log forces, and forces that slept waiting for log I/O.
+type XFSLog struct {
+	Writes, Blocks, NoIclogs, Force, ForceSleep uint64
+}
+
+// XFSLog is the log's counters in XFS's words.
+func (s Stats) XFSLog() XFSLog {
+	return XFSLog{Writes: s.Records, Blocks: s.RecordBytes / logbuf.BBSize, NoIclogs: s.IclogWaits,
+		Force: s.ForceRequests, ForceSleep: s.LogForces}
+}
+
+// Line is x as /proc/fs/xfs/stat prints it: "log 1 2 3 4 5".
+func (x XFSLog) Line() string {
+	return fmt.Sprintf("log %d %d %d %d %d", x.Writes, x.Blocks, x.NoIclogs, x.Force, x.ForceSleep)
 }
 
 // Syncs is every call that made something durable: the log's, the data
@@ -254,6 +277,18 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_forces", s.LogForces)
 	p("force_syncs", s.ForceSyncs)
 	p("fsyncs_per_force", fmt.Sprintf("%.2f", s.FsyncsPerForce()))
+	p("force_requests", s.ForceRequests)
+	p("force_sleeps", s.ForceSleeps)
+	p("force_caller_rounds", s.CallerRounds)
+	// The log's counters in XFS's words, as /proc/fs/xfs/stat's log line
+	// has them (XFSLogLine): iclog writes, 512-byte blocks written,
+	// waits for a free iclog, log forces, forces that waited for log I/O.
+	x := s.XFSLog()
+	p("xfs_log_writes", x.Writes)
+	p("xfs_log_blocks", x.Blocks)
+	p("xfs_log_noiclogs", x.NoIclogs)
+	p("xfs_log_force", x.Force)
+	p("xfs_log_force_sleep", x.ForceSleep)
 	p("fsyncs", s.Fsyncs)
 	p("checkpoints", s.Checkpoints)
 	p("log_space_waits", s.SpaceWaits)
