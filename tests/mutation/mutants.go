@@ -377,4 +377,19 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.Files.Missing(op.Ino) {\n", "\tif false {\n"}},
 		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingDataReplaysNothing"}}},
 	},
+
+	// The fsync path: a caller that forces the log runs the round itself,
+	// and forces that find one in flight share the next (#25).
+	{
+		Name:   "caller-round-skips-sync",
+		Bug:    "a round a forcing caller runs itself publishes its records as durable without syncing the log device",
+		Edits:  []Edit{{"journal/xlog/xlog.go", "\tif err == nil && sync {\n\t\tstart := time.Now()", "\tif err == nil && sync && labels != context.Background() {\n\t\tstart := time.Now()"}},
+		Checks: []Check{crashTest, powerLoss},
+	},
+	{
+		Name:   "sleeper-not-served",
+		Bug:    "a force that slept on another goroutine's round returns when that round ends, though its record was forming behind it and is not durable",
+		Edits:  []Edit{{"journal/xlog/xlog.go", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\tcontinue\n", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\treturn nil\n"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestCallerForces"}}, crashTest},
+	},
 }
