@@ -396,6 +396,7 @@ func (fs *FS) Fsync(ino meta.Ino, datasync bool) error {
 	}
 	st := fs.files.State(ino)
 	if in.IsRegular() {
+		st.NoteFsync()
 		// What the kernel wrote to the data file itself is logged
 		// first, so the force below covers its size.
 		if err := fs.files.LearnIfStale(ino); err != nil {

@@ -41,5 +41,8 @@ func (fs *FS) Stats() statsfile.Stats {
 	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = sc.Data.Load(), sc.Dir.Load(), fs.ckptSyncs.Load()
 	s.Writebacks = sc.Writeback.Load()
 	s.Learned = fs.files.Learned.Load()
+	s.SyncWrites, s.ImmediateWrite = fs.opts.SyncWrites.String(), fs.opts.ImmediateWrite
+	r := &fs.files.Routes
+	s.OpensPassthrough, s.OpensLogRoute, s.OpensDaemon = r.Passthrough.Load(), r.Log.Load(), r.Daemon.Load()
 	return s
 }

@@ -146,16 +146,16 @@ type Stats struct {
 	// served by a later one (XFS-style group commit); and the rounds a
 	// forcing caller ran itself because the log was idle.
 	ForceRequests, ForceSleeps, CallerRounds uint64
-	ForceSyncs   uint64 // log syncs at least one force waited for
-	Fsyncs       uint64 // fsync and fdatasync calls
-	Checkpoints  uint64
-	SpaceWaits   uint64 // commits that waited for log space (a checkpoint)
-	IclogWaits   uint64 // commits that waited for a free iclog
-	SyncNanos    uint64 // time in log fdatasync
-	Cksum        cksum.Stats
-	FsyncHist    []uint64 // log-linear buckets, see HistBounds
-	Head, Tail   logbuf.LSN
-	Durable      logbuf.LSN
+	ForceSyncs                               uint64 // log syncs at least one force waited for
+	Fsyncs                                   uint64 // fsync and fdatasync calls
+	Checkpoints                              uint64
+	SpaceWaits                               uint64 // commits that waited for log space (a checkpoint)
+	IclogWaits                               uint64 // commits that waited for a free iclog
+	SyncNanos                                uint64 // time in log fdatasync
+	Cksum                                    cksum.Stats
+	FsyncHist                                []uint64 // log-linear buckets, see HistBounds
+	Head, Tail                               logbuf.LSN
+	Durable                                  logbuf.LSN
 
 	// Checksum time per record (CPU ns, inline mode's at copy time
 	// included) and per log force (wall ns of the checksum at seal, and of
@@ -183,6 +183,13 @@ type Stats struct {
 	// Learned: writes the kernel made to data files directly
 	// (passthrough) that the journal learned and logged.
 	Learned uint64
+	// The write routes of a passthrough mount (datafile/route.go): the
+	// policy, the largest write logged with its bytes (0: none), and the
+	// opens of regular files by the route they took: passthrough, the log
+	// route, and through the daemon for another reason.
+	SyncWrites                                   string
+	ImmediateWrite                               int
+	OpensPassthrough, OpensLogRoute, OpensDaemon uint64
 }
 
 // XFSLog is the log line of XFS's /proc/fs/xfs/stat (fs/xfs/xfs_stats.h,
@@ -348,6 +355,11 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("syncs_per_fsync", fmt.Sprintf("%.2f", s.SyncsPerFsync()))
 	p("writebacks", s.Writebacks)
 	p("learned_writes", s.Learned)
+	p("sync_writes", s.SyncWrites)
+	p("immediate_write_bytes", s.ImmediateWrite)
+	p("opens_passthrough", s.OpensPassthrough)
+	p("opens_log_route", s.OpensLogRoute)
+	p("opens_daemon", s.OpensDaemon)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)
