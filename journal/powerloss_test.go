@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
-	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/datafile"
+	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"

@@ -80,8 +80,8 @@ type Config struct {
 	// SyncWrites picks, in a passthrough mount, which opens that write go
 	// through the daemon and the log instead (route.go).
 	SyncWrites SyncWrites
-	MaxTxn         int  // largest write one transaction carries (data journal)
-	ReadOnly       bool // data files are opened for reading only
+	MaxTxn     int  // largest write one transaction carries (data journal)
+	ReadOnly   bool // data files are opened for reading only
 	// FlushCovers: the log's device flush makes data files' written-back
 	// blocks durable too (the log is a file beside them, on the same
 	// filesystem), so an fsync may write an overwrite back without a
