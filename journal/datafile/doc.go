@@ -26,7 +26,8 @@
 //     of the inode reports it, since the kernel marked the pages clean.
 //   - A checkpoint syncs every data file written since the last one before
 //     the tail moves (SyncDirty); a freed inode's data file is deleted once
-//     its free is durable (Reap).
+//     its free is durable, and not before (Reap), whether or not a
+//     checkpoint follows.
 //
 // Within it: O_DIRECT writes (direct.go), immediate writes logged with
 // their bytes (immediate.go), kernel passthrough and the size-follows mark

@@ -57,6 +57,14 @@ type Recovered struct {
 	Head      xlog.Pos // the new writer's first record, by its own placement rule
 	PrevBlock uint32   // h_prev_block of that record
 	LastTID   uint32   // newest transaction in the model
+	// What a writer needs that goes on from the checkpoint recovered
+	// from, when no fresh one can be written (a full disk): the
+	// checkpoint's tail, in Head's terms (the log before it is free), and
+	// the newest transaction id in the records walked, committed or not
+	// (its ids must be newer: a transaction the walk dropped as
+	// incomplete is walked again by the next recovery).
+	Tail    xlog.Pos
+	SeenTID uint32
 }
 
 // stalePastHead is how many blocks past the head a mount clears: more than
@@ -96,7 +104,7 @@ func Recover(m Mount) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}
+	r := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev, Tail: scan.Tail, SeenTID: seenTID(scan, rep.LastTID)}
 	r.Report = Report{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.Transactions, Dropped: rep.Dropped}
 	for _, rec := range scan.Records {
 		if rec.Restamped > 0 {
@@ -142,6 +150,19 @@ func Recover(m Mount) (*Recovered, error) {
 		}
 	}
 	return r, nil
+}
+
+// seenTID is the newest transaction id of the scan's records, at least
+// last.
+func seenTID(s *xlog.Scan, last uint32) uint32 {
+	for _, r := range s.Records {
+		for _, op := range r.Record.Ops {
+			if op.ClientID == logbuf.ClientTransaction && xlog.NewerTID(op.TID, last) {
+				last = op.TID
+			}
+		}
+	}
+	return last
 }
 
 // replayOp applies one replayed op to the model and, for data-journal
