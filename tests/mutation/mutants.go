@@ -236,4 +236,12 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"fusefs/handle.go", "if k := h.n.killForWrite(ctx); k.Kill {", "if k := h.n.killForWrite(ctx); k.Kill && k.InGroup == nil {"}},
 		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestSetIDSemantics"}, Timeout: "10m"}},
 	},
+
+	// Freed space.
+	{
+		Name:   "reap-before-durable",
+		Bug:    "a freed inode's data file is deleted once its free is in the log, before it is durable: a crash that undoes the free leaves the file without its bytes",
+		Edits:  []Edit{{"journal/fs.go", "\t_, _, _, durable := fs.x.SnapshotStats()\n\treturn fs.files.Reap(durable)\n", "\t_, head, _, _ := fs.x.SnapshotStats()\n\treturn fs.files.Reap(head.LSN())\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFreedSpaceCrashAnywhere"}}},
+	},
 }
