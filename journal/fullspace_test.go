@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
 // Space on a full disk: a freed inode's data file goes as soon as its free
@@ -282,6 +285,7 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 			var mu sync.Mutex
 			var images []*testfs.CrashFS
 			var during []string
+			var wants []map[string][]byte // what must be whole or gone, as of each image
 			now := "start"
 			r := rand.New(rand.NewPCG(uint64(jm), 7))
 			w.cfs.OnChange = func(c *testfs.CrashFS, op, name string) {
@@ -289,6 +293,7 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 				defer mu.Unlock()
 				images = append(images, c.CrashLocked(r))
 				during = append(during, fmt.Sprintf("%s, at %s %s", now, op, name))
+				wants = append(wants, maps.Clone(wholeOrGone))
 			}
 			step := func(s string) { mu.Lock(); now = s; mu.Unlock() }
 
@@ -314,8 +319,24 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 			check(t, w.fs.Fsync(meta.RootIno, false))
 			eventually(t, "hog's data file is gone", func() bool { return !w.exists(dataPath(hog.Ino)) })
 			step("unmounting on a full disk")
-			w.fillDisk("hog2")
+			hog2 := w.fillDisk("hog2")
+			mu.Lock()
+			wholeOrGone["hog2"] = w.acked["hog2"].content // from here on
+			mu.Unlock()
 			check(t, w.fs.Close())
+
+			// Mounted again on the full disk, the journal goes on from the
+			// last checkpoint: a change, a removal giving the space back,
+			// then a crash.
+			step("mounted again on the full disk")
+			check(t, w.mount())
+			check(t, w.fs.SetXattr(meta.RootIno, "user.late", []byte("v"), 0))
+			check(t, w.fs.Fsync(meta.RootIno, false))
+			step("hog2 removed on the mount that went on from the last checkpoint")
+			check(t, w.fs.Unlink(meta.RootIno, "hog2"))
+			eventually(t, "hog2's data file is gone", func() bool { return !w.exists(dataPath(hog2.Ino)) })
+			eventually(t, "the journal is back to ok", func() bool { return w.fs.State() == "ok" })
+			w.fs.Abandon()
 			w.cfs.OnChange = nil
 
 			mu.Lock()
@@ -323,18 +344,7 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 			if len(images) < 50 {
 				t.Fatalf("only %d crash images taken", len(images))
 			}
-			for i, img := range images {
-				where := fmt.Sprintf("%s journal, crash image %d (%s)", jm, i, during[i])
-				img.SetCapacity(0)
-				if rep, err := InspectStore(img, faultDir); err != nil || !rep.Sound() {
-					t.Fatalf("%s: check: %v", where, err)
-				}
-				o := w.o
-				o.Store = img
-				fs, err := Open(faultDir, quietOpts(o))
-				if err != nil {
-					t.Fatalf("%s: mount: %v", where, err)
-				}
+			verify := func(fs *FS, where string, content map[string][]byte) {
 				w.fs = fs
 				for _, path := range []string{"d/acked", "other"} {
 					if _, err := w.lookup(path); err != nil {
@@ -344,7 +354,7 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 				if got, err := w.read("d/acked"); err != nil || !w.acked["d/acked"].ok(got) {
 					t.Fatalf("%s: d/acked reads %q, %v", where, got, err)
 				}
-				for name, content := range wholeOrGone {
+				for name, content := range content {
 					got, err := w.read(name)
 					if errors.Is(err, syscall.ENOENT) {
 						continue
@@ -354,9 +364,112 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 							where, name, len(got), err, len(content))
 					}
 				}
+			}
+			went := 0
+			for i, img := range images {
+				where := fmt.Sprintf("%s journal, crash image %d (%s)", jm, i, during[i])
+				if rep, err := InspectStore(img, faultDir); err != nil || !rep.Sound() {
+					t.Fatalf("%s: check: %v", where, err)
+				}
+				o := w.o
+				o.Store = img
+				// A third of the images are mounted on the disk as full as
+				// it was: the mount may go on from the image's checkpoint,
+				// or find no room at all to recover (then it has some).
+				full := i%3 == 0
+				if !full {
+					img.SetCapacity(0)
+				}
+				fs, err := Open(faultDir, quietOpts(o))
+				if err != nil && full && isNoSpace(err) {
+					img.SetCapacity(0)
+					full = false
+					fs, err = Open(faultDir, quietOpts(o))
+				}
+				if err != nil {
+					t.Fatalf("%s: mount: %v", where, err)
+				}
+				verify(fs, where, wants[i])
+				if !full || !strings.HasPrefix(fs.State(), "degraded: ") {
+					check(t, fs.Close())
+					continue
+				}
+				// It went on from an older checkpoint: a change, durable,
+				// then a crash; recovery walks the records of both
+				// writers.
+				went++
+				check(t, fs.SetXattr(meta.RootIno, "user.after", []byte("v"), 0))
+				check(t, fs.Fsync(meta.RootIno, false))
+				fs.Abandon()
+				img2 := img.Crash(r)
+				img2.SetCapacity(0)
+				o.Store = img2
+				fs, err = Open(faultDir, quietOpts(o))
+				if err != nil {
+					t.Fatalf("%s, then mounted on the full disk, a change, and a crash: mount: %v", where, err)
+				}
+				verify(fs, where+", then mounted on the full disk, a change, and a crash", wants[i])
+				if _, err := fs.GetXattr(meta.RootIno, "user.after"); err != nil {
+					t.Fatalf("%s, then mounted on the full disk, a change, and a crash: the change acknowledged there: %v", where, err)
+				}
 				check(t, fs.Close())
 			}
+			t.Logf("%s journal: %d of the crash images mounted on the full disk went on from an older checkpoint", jm, went)
 			t.Logf("%s journal: %d crash images recovered", jm, len(images))
 		})
+	}
+}
+
+// TestGoOnFromCheckpointAfterIncompleteTransaction: the log ends with the
+// first half of a transaction (its START and part of its region in one
+// record, the record with the rest and the COMMIT never written), so the
+// mount drops it as incomplete. On a full disk that mount writes no fresh
+// checkpoint and goes on from the old one, so the next recovery walks that
+// half again: the transactions the mount commits must not reuse its id,
+// or that recovery finds a transaction started twice and refuses the store.
+func TestGoOnFromCheckpointAfterIncompleteTransaction(t *testing.T) {
+	w := newFaultWorld(t, Options{Journal: JournalMeta, CheckpointInterval: time.Hour, LogForceInterval: time.Hour, LogBufs: 2})
+	check(t, w.mkfs())
+	check(t, w.mount())
+	w.setup()
+	w.fillDisk("hog")
+	// A region larger than an iclog (32 KiB) is split over two records.
+	check(t, w.fs.SetXattr(meta.RootIno, "user.split", bytes.Repeat([]byte("s"), 40<<10), 0))
+	check(t, w.fs.Fsync(meta.RootIno, false))
+	w.fs.Abandon()
+
+	img := w.cfs.Crash(nil)
+	logPath := filepath.Join(faultDir, store.LogName)
+	ck := must[*store.Checkpoint](t)(store.ReadCheckpoint(img, faultDir))
+	lg, _ := readAllStore(t, img, logPath)
+	scan := xlog.ScanLog(lg, recovery.WindowOf(ck))
+	last := scan.Records[len(scan.Records)-1]
+	check(t, img.Edit(logPath, func(b []byte) { clear(b[last.Offset : last.Offset+int64(last.Header.RecordBytes())]) }))
+
+	o := w.o
+	o.Store = img
+	fs, err := Open(faultDir, quietOpts(o))
+	if err != nil {
+		t.Fatalf("mounting on the full disk: %v", err)
+	}
+	if r := fs.Recovery(); r.Dropped != 1 || !strings.HasPrefix(fs.State(), "degraded: ") {
+		t.Fatalf("the mount dropped %d incomplete transactions and is %q; the test wants 1, and a mount that went on from the old checkpoint", r.Dropped, fs.State())
+	}
+	check(t, fs.SetXattr(meta.RootIno, "user.after", []byte("v"), 0))
+	check(t, fs.Fsync(meta.RootIno, false))
+	fs.Abandon()
+
+	img2 := img.Crash(nil)
+	img2.SetCapacity(0)
+	o.Store = img2
+	if fs, err = Open(faultDir, quietOpts(o)); err != nil {
+		t.Fatalf("recovering the log of the mount that went on from the old checkpoint: %v", err)
+	}
+	defer fs.Close()
+	if _, err := fs.GetXattr(meta.RootIno, "user.after"); err != nil {
+		t.Fatalf("the change acknowledged after the mount: %v", err)
+	}
+	if _, err := fs.GetXattr(meta.RootIno, "user.split"); err == nil {
+		t.Fatal("the incomplete transaction was replayed")
 	}
 }

@@ -244,4 +244,10 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/fs.go", "\t_, _, _, durable := fs.x.SnapshotStats()\n\treturn fs.files.Reap(durable)\n", "\t_, head, _, _ := fs.x.SnapshotStats()\n\treturn fs.files.Reap(head.LSN())\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFreedSpaceCrashAnywhere"}}},
 	},
+	{
+		Name:   "go-on-reuses-tid",
+		Bug:    "a mount that goes on from the old checkpoint (no room for a fresh one) reuses the id of a transaction recovery dropped as incomplete: the next recovery finds it started twice",
+		Edits:  []Edit{{"journal/fs.go", "return rec.Tail, rec.SeenTID, nil", "return rec.Tail, rec.LastTID, nil"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestGoOnFromCheckpointAfterIncompleteTransaction"}}},
+	},
 }
