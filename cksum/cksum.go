@@ -6,7 +6,9 @@
 // prove each one equal to hash/crc32 and benchmarks can compare them.
 //
 // How a log record is checksummed (one call, the XFS per-region calls, or one
-// call per sector) is a Mode; see mode.go.
+// call per sector) is a Mode; see mode.go. Which of its bytes the CRC covers
+// (all of them, or XFS's xlog_cksum regions) is a Coverage, the store's; see
+// coverage.go.
 package cksum
 
 import (

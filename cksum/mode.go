@@ -10,24 +10,36 @@ import (
 // of header blocks, and of sector mode's checksum calls.
 const BlockSize = 512
 
-// Mode is how a log record's CRC is computed. Every mode computes the same
-// value, the standard CRC-32C of the record's contiguous bytes (header blocks
-// with h_crc zeroed, then the stamped payload); they differ in how many
-// crc32c calls it takes and when they run, which is what xlogfs measures.
+// Mode is how a log record's CRC is computed. Under a given Coverage every
+// mode computes the same value, the standard CRC-32C of the bytes the
+// coverage covers, in order (header blocks or parts of them, h_crc read as
+// zero, then the stamped payload); they differ in how many crc32c calls it
+// takes and when they run, which is what xlogfs measures.
+//
+// Under CoverWhole the covered bytes are contiguous: Batched makes one call,
+// XFS one per header block and one for the payload. Under CoverXFS they are
+// xlog_cksum's regions (the record header's first 328 bytes, the first 260
+// of each extension header h_len needs, the payload), which are not
+// contiguous: XFS makes exactly xlog_cksum's calls, one per region, and
+// Batched, which cannot make one call over them, makes the same.
 type Mode uint8
 
 const (
-	// Batched: one call over the whole record (the "larger batches" idea).
+	// Batched: one call over the whole record (the "larger batches" idea)
+	// under CoverWhole; one call per region under CoverXFS, whose regions
+	// are not contiguous.
 	Batched Mode = iota
-	// XFS: one call for the record header block, one per extension header
-	// block, one for the payload, as XFS's xlog_cksum does.
+	// XFS: one call per covered region, as XFS's xlog_cksum makes them:
+	// under CoverXFS exactly xlog_cksum's calls and bytes for the record's
+	// h_len; under CoverWhole one per header block and one for the payload.
 	XFS
-	// Sector: one call per 512-byte block.
+	// Sector: one call per 512-byte piece of each covered region.
 	Sector
 	// Inline: each op is checksummed as it is copied into the iclog
 	// (CopyUpdate, with the cycle stamps folded in: inline.go), so sealing
 	// checksums only the header blocks and combines (Summer.Seal). A
-	// record handed to Sum whole takes two calls: header blocks, payload.
+	// record handed to Sum whole takes two calls under CoverWhole (header
+	// blocks, payload) and one per region under CoverXFS.
 	Inline
 )
 
@@ -58,31 +70,42 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown checksum mode %q (want batched, xfs, sector or inline)", s)
 }
 
-// Sum computes the CRC-32C of rec in mode m with update. rec is a log
-// record's contiguous bytes: hdrLen bytes of header blocks (a multiple of
-// BlockSize, at least one block) followed by the payload. It returns the CRC
-// and the number of crc32c calls made.
+// Sum computes the CRC-32C of rec in mode m with update under CoverWhole
+// (SumCovered) and returns it and the number of crc32c calls made.
 func Sum(m Mode, update func(uint32, []byte) uint32, rec []byte, hdrLen int) (crc uint32, calls int) {
-	switch m {
-	case XFS:
-		// Header block, each extension header block, then the payload.
-		for off := 0; off < hdrLen; off += BlockSize {
-			crc = update(crc, rec[off:off+BlockSize])
-			calls++
+	crc, calls, _ = SumCovered(m, CoverWhole, update, rec, hdrLen)
+	return crc, calls
+}
+
+// SumCovered computes the CRC-32C of rec under coverage c in mode m with
+// update. rec is a log record's contiguous bytes: hdrLen bytes of header
+// blocks (a multiple of BlockSize, at least one block) followed by the
+// payload, with h_crc zeroed. It returns the CRC, the number of crc32c
+// calls made and the bytes they covered.
+func SumCovered(m Mode, c Coverage, update func(uint32, []byte) uint32, rec []byte, hdrLen int) (crc uint32, calls, bytes int) {
+	if c == CoverWhole {
+		switch m {
+		case Batched:
+			return update(0, rec), 1, len(rec)
+		case Inline:
+			// A record whose payload was not checksummed as it was copied.
+			return update(update(0, rec[:hdrLen]), rec[hdrLen:]), 2, len(rec)
 		}
-		return update(crc, rec[hdrLen:]), calls + 1
-	case Sector:
-		for off := 0; off < len(rec); off += BlockSize {
-			crc = update(crc, rec[off:min(off+BlockSize, len(rec))])
-			calls++
-		}
-		return crc, calls
-	case Inline:
-		// A record whose payload was not checksummed as it was copied.
-		return update(update(0, rec[:hdrLen]), rec[hdrLen:]), 2
-	default:
-		return update(0, rec), 1
 	}
+	var buf [MaxRegions][]byte
+	for _, r := range c.Regions(buf[:0], rec, hdrLen) {
+		bytes += len(r)
+		if m != Sector {
+			crc = update(crc, r)
+			calls++
+			continue
+		}
+		for off := 0; off < len(r); off += BlockSize {
+			crc = update(crc, r[off:min(off+BlockSize, len(r))])
+			calls++
+		}
+	}
+	return crc, calls, bytes
 }
 
 // Stats is a snapshot of the checksum work a Summer has done: at seal, on
@@ -255,26 +278,34 @@ func (s *Summer) Mode() Mode { return s.mode }
 // Impl is the implementation s uses.
 func (s *Summer) Impl() Impl { return s.impl }
 
-// Record returns the CRC-32C of a record (see Sum) and counts the work.
+// Record returns the CRC-32C of a record under CoverWhole (see Sum) and
+// counts the work.
 func (s *Summer) Record(rec []byte, hdrLen int) uint32 {
+	return s.RecordCovered(rec, hdrLen, CoverWhole)
+}
+
+// RecordCovered returns the CRC-32C of a record under coverage c (see
+// SumCovered) and counts the work.
+func (s *Summer) RecordCovered(rec []byte, hdrLen int, c Coverage) uint32 {
 	t := startTiming()
-	crc, calls := Sum(s.mode, s.impl.Update, rec, hdrLen)
+	crc, calls, n := SumCovered(s.mode, c, s.impl.Update, rec, hdrLen)
 	m := t.stop()
-	s.sealed(Cost{Bytes: len(rec), Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
 	return crc
 }
 
 // PackRecord runs pack (stamping the record's blocks, not checksum work)
-// and then returns the record's CRC as Record does. Both are timed inside
-// one pair of CPU clock reads, each by the wall clock: pack's time goes to
-// the Plain* counters, the checksum's to the seal's, as Record counts it.
+// and then returns the record's CRC under coverage c as RecordCovered does.
+// Both are timed inside one pair of CPU clock reads, each by the wall
+// clock: pack's time goes to the Plain* counters, the checksum's to the
+// seal's, as Record counts it.
 // Had the thread lost its CPU, the CPU clock's advance is split between the
 // two in proportion to their wall times.
-func (s *Summer) PackRecord(rec []byte, hdrLen int, pack func()) uint32 {
+func (s *Summer) PackRecord(rec []byte, hdrLen int, c Coverage, pack func()) uint32 {
 	t := startTiming()
 	pack()
 	w1 := time.Now()
-	crc, calls := Sum(s.mode, s.impl.Update, rec, hdrLen)
+	crc, calls, n := SumCovered(s.mode, c, s.impl.Update, rec, hdrLen)
 	m := t.stop()
 	pw := min(m.wall, max(0, w1.Sub(t.start)-clocks.wall/2))
 	pm := measured{cpu: pw, wall: pw}
@@ -289,7 +320,7 @@ func (s *Summer) PackRecord(rec []byte, hdrLen int, pack func()) uint32 {
 		m.cpu = m.wall
 	}
 	s.plain.add(0, 0, pm)
-	s.sealed(Cost{Bytes: len(rec), Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
 	return crc
 }
 
@@ -329,18 +360,26 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 	p.copyCPU += m.cpu
 }
 
-// Seal is the inline mode's work at seal: p learns pad (the zeros that
-// round the payload up to a block, already in place), then stamp, if not
-// nil, stamps the blocks left (a last block whose first word ends in the
-// padding: it must see the zeros before they are stamped over), and the
-// record's CRC is that of hdr (its header blocks, h_crc zeroed, cycle data
-// complete, or only those before p's prefix: Payload.Restart) combined with
-// p's. Every payload block must be stamped by then (see Payload.Sum). The
-// observer sees the record's cost at seal and, in
-// Cost.Copy*, what its ops cost at copy time.
+// Seal is SealRegions with the header as one region: the inline mode's
+// work at seal under CoverWhole, where hdr is the record's header blocks
+// (or those before p's prefix: Payload.Restart).
 func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
+	return s.SealRegions(p, pad, [][]byte{hdr}, stamp)
+}
+
+// SealRegions is the inline mode's work at seal: p learns pad (the zeros
+// that round the payload up to a block, already in place), then stamp, if
+// not nil, stamps the blocks left (a last block whose first word ends in
+// the padding: it must see the zeros before they are stamped over), and
+// the record's CRC is that of hdr, the covered regions of its header blocks
+// in order (one call each, read after stamp: h_crc zeroed, cycle data
+// complete; under CoverWhole the blocks before p's prefix, Payload.Restart,
+// as one region), combined with p's. Every payload block must be stamped by
+// then (see Payload.Sum). The observer sees the record's cost at seal and,
+// in Cost.Copy*, what its ops cost at copy time.
+func (s *Summer) SealRegions(p *Payload, pad []byte, hdr [][]byte, stamp func()) uint32 {
 	t := startTiming()
-	calls := 1
+	calls, n := len(hdr), len(pad)
 	if len(pad) > 0 {
 		p.Write(pad)
 		calls++
@@ -348,12 +387,17 @@ func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 	if stamp != nil {
 		stamp()
 	}
-	crc := s.impl.Combine(s.impl.Update(0, hdr), p.Sum(), p.PrefixLen()+p.Len())
+	var crc uint32
+	for _, r := range hdr {
+		crc = s.impl.Update(crc, r)
+		n += len(r)
+	}
+	crc = s.impl.Combine(crc, p.Sum(), p.PrefixLen()+p.Len())
 	m := t.stop()
 	// A prefix (Restart) was checksummed before the payload: its bytes
 	// count at copy time.
 	s.copy.bytes.Add(uint64(p.PrefixLen()))
-	s.sealed(Cost{Bytes: len(hdr) + len(pad), Calls: calls, CPU: m.cpu, Wall: m.wall,
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall,
 		CopyBytes: p.copyBytes + p.PrefixLen(), CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
 	return crc
 }

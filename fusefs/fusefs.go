@@ -312,11 +312,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	s.Kill = n.killForSetattr(ctx, in, isChown(in, n.Mode()))
 	if t, ok := in.GetATime(); ok {
 		s.Mask |= journal.SetAtime
-		s.Atime = t.UnixNano()
+		s.Atime = journal.TimeNanos(t)
 	}
 	if t, ok := in.GetMTime(); ok {
 		s.Mask |= journal.SetMtime
-		s.Mtime = t.UnixNano()
+		s.Mtime = journal.TimeNanos(t)
 	}
 	a, err := n.fsys.SetAttr(n.ino, s)
 	if err != nil {

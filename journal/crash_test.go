@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -74,6 +75,7 @@ type crashWorld struct {
 	r       *rand.Rand
 	dir     string
 	opts    Options
+	cov     logbuf.Coverage // the store's CRC coverage
 	dev     *testfs.CrashDevice
 	fs      *FS
 	digests map[[32]byte][]uint32 // model (orphans dropped) -> tids after which it held
@@ -131,7 +133,7 @@ func (w *crashWorld) noteWrite(dev *testfs.CrashDevice, p []byte, off int64) {
 	dev.ReadAt(old, off)
 	var wr *writtenRec
 	if len(p) >= logbuf.BBSize && binary.BigEndian.Uint32(p) == logbuf.HeaderMagic {
-		rec, err := logbuf.DecodeRecord(bytes.Clone(p))
+		rec, err := logbuf.DecodeRecord(bytes.Clone(p), w.cov)
 		if err != nil {
 			w.t.Errorf("the writer wrote a record that does not decode at offset %d: %v", off, err)
 			return
@@ -185,9 +187,24 @@ type crashStats struct {
 	// media faults
 	faulted, flips, zeroed, stale     int
 	faultRefused, faultCut, faultKept int
-	faultEnded                        int // the damaged record's header was gone: the log just ended before it
-	provable, unprovable              int // faults the log can prove were in a durable record, and the rest
-	ackLost                           int // cut or ended losing acknowledged transactions: indistinguishable from a torn write
+	faultEnded                        int                     // the damaged record's header was gone: the log just ended before it
+	provable, unprovable              int                     // faults the log can prove were in a durable record, and the rest
+	ackLost                           int                     // cut or ended losing acknowledged transactions: indistinguishable from a torn write
+	faultMissing                      int                     // of those, data files cut or deleted by what was dropped: refused as missing data
+	coverage                          map[logbuf.Coverage]int // states by the store's CRC coverage
+	extHeaders                        int                     // states of stores whose records have extension headers
+}
+
+// count counts a recovered state of a store of coverage cov and iclogs of
+// logbsize bytes.
+func (cs *crashStats) count(cov logbuf.Coverage, logbsize int) {
+	if cs.coverage == nil {
+		cs.coverage = map[logbuf.Coverage]int{}
+	}
+	cs.coverage[cov]++
+	if logbsize > logbuf.HeaderCycleSize {
+		cs.extHeaders++
+	}
 }
 
 func (cs *crashStats) outcome(err error, rec Recovery) {
@@ -214,6 +231,7 @@ type snapshot struct {
 	durable    logbuf.LSN // newest record the log had made durable
 	histLen    int        // the world's hist and written as of the snapshot
 	writtenLen int
+	dataSizes  map[meta.Ino]int64 // the data files' sizes
 }
 
 func digestOf(m *meta.Model) [32]byte {
@@ -225,6 +243,11 @@ func digestOf(m *meta.Model) [32]byte {
 func (w *crashWorld) mount(dev *testfs.CrashDevice) {
 	w.dev = dev
 	o := w.opts
+	if w.r.IntN(3) == 0 {
+		// A log holding both kinds of transaction: mount with the
+		// other log items now and then.
+		o.LogItems = LogItemsXFS - o.LogItems
+	}
 	o.Device = histDevice{dev, w}
 	w.histMu.Lock()
 	w.written = nil
@@ -266,13 +289,22 @@ func (w *crashWorld) take() snapshot {
 	w.fs.mu.RUnlock()
 	durable := w.fs.x.DurableLSN()
 	img := w.dev.CrashImage(w.r)
+	// The data files as the crash of the process alone leaves them (the
+	// host's page cache keeps every write): only their sizes, what
+	// recovery checks (at least what the checkpoint made durable), since
+	// this test checks the metadata. Between operations nothing but a
+	// checkpoint changes them, and the checkpoint lock keeps it out.
+	sizes, err := datafile.Sizes(store.OSFS(), filepath.Join(w.dir, store.DataDirName))
+	check(w.t, err)
 	w.histMu.Lock()
 	hl, wl := len(w.hist), len(w.written)
 	w.histMu.Unlock()
-	return snapshot{image: img, ckpt: ck, committed: committed, acked: acked, durable: durable, histLen: hl, writtenLen: wl}
+	return snapshot{image: img, ckpt: ck, committed: committed, acked: acked, durable: durable, histLen: hl, writtenLen: wl, dataSizes: sizes}
 }
 
-// storeFor makes a copy of the store holding the snapshot's checkpoint.
+// storeFor makes a copy of the store holding the snapshot's checkpoint, and
+// data files of the snapshot's sizes (holes: their bytes are not this
+// test's business).
 func (w *crashWorld) storeFor(s snapshot) string {
 	t := w.t
 	dir := filepath.Join(fastTempDir(t), "store")
@@ -281,15 +313,21 @@ func (w *crashWorld) storeFor(s snapshot) string {
 	check(t, err)
 	check(t, os.WriteFile(filepath.Join(dir, store.SuperblockName), sb, 0o644))
 	check(t, os.WriteFile(filepath.Join(dir, store.CheckpointName), s.ckpt, 0o644))
+	for ino, size := range s.dataSizes {
+		check(t, os.WriteFile(filepath.Join(dir, store.DataDirName, strconv.FormatUint(uint64(ino), 10)), nil, 0o600))
+		check(t, os.Truncate(filepath.Join(dir, store.DataDirName, strconv.FormatUint(uint64(ino), 10)), size))
+	}
 	return dir
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// verifiesIndependently recomputes a record's CRC from the image with
-// hash/crc32, not with the code under test; with cycle words restored if
-// recovery restored them (then their bytes alone were off).
-func verifiesIndependently(img []byte, r *xlog.ScannedRecord) bool {
+// verifiesIndependently recomputes a record's CRC under coverage cov from
+// the image with hash/crc32, not with the code under test; with cycle words
+// restored if recovery restored them (then their bytes alone were off).
+// Under xfs coverage it also checks, as written here, what the CRC leaves
+// out (logbuf's documentation, CRC coverage).
+func verifiesIndependently(img []byte, r *xlog.ScannedRecord, cov logbuf.Coverage) bool {
 	b := bytes.Clone(img[r.Offset : r.Offset+int64(r.Header.RecordBytes())])
 	if r.Restamped > 0 {
 		binary.BigEndian.PutUint32(b[0:], logbuf.HeaderMagic)
@@ -300,7 +338,30 @@ func verifiesIndependently(img []byte, r *xlog.ScannedRecord) bool {
 	}
 	stored := binary.LittleEndian.Uint32(b[32:])
 	clear(b[32:36])
-	return crc32.Checksum(b, castagnoli) == stored
+	if cov == logbuf.CoverWhole {
+		return crc32.Checksum(b, castagnoli) == stored
+	}
+	// xlog_cksum: the header to h_pad0, xh_cycle and xh_cycle_data of
+	// the extension headers h_len needs, the payload.
+	hlen := int(binary.BigEndian.Uint32(b[12:]))
+	hsize := len(b) - hlen
+	crc := crc32.Update(0, castagnoli, b[:328])
+	xheads := (hlen + 32<<10 - 1) / (32 << 10)
+	for i := 1; i < xheads; i++ {
+		crc = crc32.Update(crc, castagnoli, b[i*512:i*512+260])
+	}
+	crc = crc32.Update(crc, castagnoli, b[hsize:])
+	zero := func(p []byte) bool { return bytes.Count(p, []byte{0}) == len(p) }
+	ok := crc == stored && binary.BigEndian.Uint64(b[336:]) == ^binary.BigEndian.Uint64(b[328:]) && zero(b[344:512])
+	for i := 1; i < hsize/512; i++ {
+		xh := b[i*512 : (i+1)*512]
+		if i < xheads {
+			ok = ok && zero(xh[260:])
+		} else {
+			ok = ok && binary.BigEndian.Uint32(xh) == r.Header.Cycle && zero(xh[4:])
+		}
+	}
+	return ok
 }
 
 // recover mounts a copy of the store holding the snapshot and checks the
@@ -315,8 +376,8 @@ func (w *crashWorld) recover(s snapshot, seed uint64) (string, *testfs.CrashDevi
 	// walk accepts verifies, by a CRC computed here.
 	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
-	for _, r := range xlog.ScanLog(s.image, recovery.WindowOf(ck)).Records {
-		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r) {
+	for _, r := range xlog.ScanLog(s.image, recovery.WindowOf(ck, w.cov)).Records {
+		if r.Record == nil || r.Computed != r.Stored || !verifiesIndependently(s.image, &r, w.cov) {
 			t.Fatalf("seed %d: walk accepted record %v with stored CRC %#x, computed %#x, which does not verify",
 				seed, r.LSN(), r.Stored, r.Computed)
 		}
@@ -364,8 +425,8 @@ func (w *crashWorld) checkRecovered(fs *FS, s snapshot, seed uint64, what string
 			return
 		}
 	}
-	t.Fatalf("seed %d%s: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, journal %s)",
-		seed, what, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.opts.Journal)
+	t.Fatalf("seed %d%s: recovered the state after tid(s) %v; acknowledged %d, committed %d (recovery %+v; cksum mode %s, CRC coverage %s, journal %s)",
+		seed, what, tids, s.acked, s.committed, fs.Recovery(), w.opts.Mode, w.cov, w.opts.Journal)
 }
 
 // Media faults: what a disk does to data it had already made durable.
@@ -399,7 +460,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	ck, err := store.DecodeCheckpoint(s.ckpt, "checkpoint")
 	check(t, err)
 	var durable []xlog.ScannedRecord
-	for _, rec := range xlog.ScanLog(s.image, recovery.WindowOf(ck)).Records {
+	for _, rec := range xlog.ScanLog(s.image, recovery.WindowOf(ck, w.cov)).Records {
 		if rec.LSN() <= s.durable {
 			durable = append(durable, rec)
 		}
@@ -502,14 +563,38 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	// Whether recovery takes the damaged record as valid after restoring
 	// its cycle words (then its CRC proves every other byte).
 	kept := false
-	for _, sr := range xlog.ScanLog(img, recovery.WindowOf(ck)).Records {
+	for _, sr := range xlog.ScanLog(img, recovery.WindowOf(ck, w.cov)).Records {
 		kept = kept || sr.LSN() == T && sr.Restamped > 0
 	}
 
 	dev := testfs.NewCrashDevice(img)
 	o := w.opts
 	o.Device = dev
-	fs, err := Open(w.storeFor(s), quietOpts(o))
+	dir := w.storeFor(s)
+	fs, err := Open(dir, quietOpts(o))
+	var md *MissingDataError
+	if errors.As(err, &md) {
+		// The damaged record is dropped, but the store had acted on it
+		// being durable: a data file cut to a shrink's size, or a freed
+		// inode's deleted. The same state without the damage mounted
+		// (recover), so that is all the damage's doing: missing data,
+		// refused, which only a cut (not proven, not kept) may cause.
+		// Mounted anyway, those files fail reads with EIO.
+		if proven || kept {
+			t.Fatalf("seed %d%s: the damaged record is replayed or refused, yet mount found missing data: %v", seed, what, err)
+		}
+		o.AllowMissingData = true
+		o.Device = testfs.NewCrashDevice(img)
+		if fs, err = Open(dir, quietOpts(o)); err != nil {
+			t.Fatalf("seed %d%s: mount --allow-missing-data: %v", seed, what, err)
+		}
+		for _, d := range md.Files {
+			if _, rerr := fs.Read(d.Ino, make([]byte, 1), 0); rerr != syscall.EIO {
+				t.Fatalf("seed %d%s: inode %d, whose data file lacks durable bytes, reads with %v, want EIO", seed, what, d.Ino, rerr)
+			}
+		}
+		w.stats.faultMissing++
+	}
 	var rec Recovery
 	if err == nil {
 		rec = fs.Recovery()
@@ -664,24 +749,34 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 	// full run goes on, up to four times as long, until it has them all.
 	covered := func() bool {
 		return cs.torn > 0 && cs.replayed > 0 && cs.wrapped > 0 && cs.checkpoints > 0 &&
-			cs.faultRefused > 0 && cs.faultCut > 0 && cs.flips > 0 && cs.zeroed > 0 && cs.stale > 0 && cs.provable > 0 && cs.unprovable > 0
+			cs.faultRefused > 0 && cs.faultCut > 0 && cs.flips > 0 && cs.zeroed > 0 && cs.stale > 0 && cs.provable > 0 && cs.unprovable > 0 &&
+			cs.coverage[logbuf.CoverWhole] > 0 && cs.coverage[logbuf.CoverXFS] > 0 && cs.extHeaders > 0
 	}
 	more := func() bool { return states < want || want >= 2000 && !covered() && states < 4*want }
 	for run := 0; more(); run++ {
 		runSeed := r.Uint64()
 		rr := rand.New(rand.NewPCG(runSeed, 1))
 		dir := filepath.Join(fastTempDir(t), "store")
-		if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10}); err != nil {
+		// Either CRC coverage; under xfs coverage, half of the stores
+		// have 64 KiB iclogs, whose records have an extension header
+		// that a short payload leaves out of the CRC.
+		cov := logbuf.Coverage(runSeed >> 63)
+		logSize, logbsize := int64(store.MinLogSize), 32<<10
+		if cov == logbuf.CoverXFS && runSeed>>62&1 == 1 {
+			logSize, logbsize = 1<<20, 64<<10
+		}
+		if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize, Coverage: cov}); err != nil {
 			t.Fatal(err)
 		}
 		img, err := os.ReadFile(filepath.Join(dir, store.LogName))
 		check(t, err)
-		w := &crashWorld{t: t, r: rr, dir: dir, names: []string{"a", "b", "c", "d", "e", "f"}, stats: &cs, fsyncRate: []float64{0.02, 0.1, 0.25}[rr.IntN(3)]}
+		w := &crashWorld{t: t, r: rr, dir: dir, cov: cov, names: []string{"a", "b", "c", "d", "e", "f"}, stats: &cs, fsyncRate: []float64{0.02, 0.1, 0.25}[rr.IntN(3)]}
 		w.opts = Options{
 			Mode:               cksum.Modes()[rr.IntN(len(cksum.Modes()))],
 			Journal:            []JournalMode{JournalMeta, JournalData}[rr.IntN(2)],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+			LogItems:           []LogItems{LogItemsLogical, LogItemsXFS}[run%2],
 		}
 		w.mount(testfs.NewCrashDevice(img))
 		for gen := 0; gen < 6 && more(); gen++ {
@@ -706,6 +801,7 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 			for _, s := range snaps {
 				d, dev, rec := w.recover(s, runSeed)
 				states++
+				cs.count(cov, logbsize)
 				if rr.IntN(2) == 0 && w.recoverFaulted(s, runSeed) {
 					states++
 				}
@@ -742,8 +838,11 @@ func TestRandomizedCrashRecovery(t *testing.T) {
 	t.Logf("outcomes of all %d states: refused %d, cut %d, replayed %d, clean %d", states, cs.refused, cs.cut, cs.replays, cs.clean)
 	t.Logf("%d with a media fault in a durable record (%d bit flips, %d zeroed blocks, %d stale blocks; %d the log can prove, %d it cannot): "+
 		"refused %d, cut %d, ended before it (its header gone) %d, replayed with cycle words restored %d; %d cut or ended losing acknowledged "+
-		"transactions, every one a zeroed or stale block in a record nothing after proves durable (the bytes of a torn write)",
-		cs.faulted, cs.flips, cs.zeroed, cs.stale, cs.provable, cs.unprovable, cs.faultRefused, cs.faultCut, cs.faultEnded, cs.faultKept, cs.ackLost)
+		"transactions, every one a zeroed or stale block in a record nothing after proves durable (the bytes of a torn write); "+
+		"%d cut or ended where the store had cut or deleted data files for what was dropped, refused as missing data and mounted with AllowMissingData",
+		cs.faulted, cs.flips, cs.zeroed, cs.stale, cs.provable, cs.unprovable, cs.faultRefused, cs.faultCut, cs.faultEnded, cs.faultKept, cs.ackLost, cs.faultMissing)
+	t.Logf("CRC coverage: %d states of whole-coverage stores, %d of xfs-coverage ones (%d with an extension header per record)",
+		cs.coverage[logbuf.CoverWhole], cs.coverage[logbuf.CoverXFS], cs.extHeaders)
 	if got := cs.refused + cs.cut + cs.replays + cs.clean; got != states {
 		t.Errorf("outcomes add up to %d, not the %d states", got, states)
 	}

@@ -29,7 +29,7 @@
 //
 // A store is a directory:
 //
-//	superblock    magic, format version, UUID, log size, default logbsize
+//	superblock    magic, format version, UUID, log size, default logbsize, CRC coverage
 //	log           the circular log, preallocated (zeroed by mkfs)
 //	checkpoint    the metadata as of a log position, replaced atomically
 //	data/<ino>    the bytes of each regular file, named by inode number
@@ -38,11 +38,25 @@
 // The superblock is 512 bytes: "XLOGFSSB" at 0, the format version (1) at
 // 8, the UUID at 12 (every log record carries it, h_fs_uuid), the log's size
 // in bytes at 28 (8 bytes), the default iclog size at 36, all big-endian,
-// and at 508 the CRC-32C of the bytes before it, little-endian. Mkfs writes
+// the CRC coverage of every log record at 40 (one byte: 0 whole, 1 xfs;
+// mkfs --crc, package logbuf's CRC coverage; zero in stores made before it
+// was a choice, which so read as whole), and at 508 the CRC-32C of the
+// bytes before it, little-endian. Every mount, recovery, check and
+// logprint verifies records under the store's coverage. Mkfs writes
 // it once, last (a temporary file renamed into place, then the directory
 // synced), after data/, the zero-filled and synced log and a first
-// checkpoint, so a directory with a superblock is a complete store and one
-// without is at most a half-built one that mkfs --force may redo.
+// checkpoint, so a directory with a superblock is a complete store. One
+// without is half-built (no checkpoint yet, or mkfs's first one beside a
+// log without records and no data file: nothing to lose, and mkfs --force
+// may redo it) or a store that lost its superblock: then its log and
+// checkpoint say all the superblock said (the UUID every record carries,
+// the log file's size, the iclog size of the checkpoint's writer, the CRC
+// coverage the records verify under), and
+// xlogfs check --rebuild-superblock writes it again (store/rebuild.go).
+// mkfs --force remakes an existing store under the store's lock, refusing
+// one in use, and first overwrites its superblock in place with
+// "XLOGFSMK", the mark of a store being made again, so a crash part way
+// leaves a store that says mkfs did not finish.
 //
 // The checkpoint file is "XLGCKPT1", a CRC-32C at 8 (little-endian, over the
 // whole file with these four bytes read as zero), the payload's length at 12
@@ -55,9 +69,17 @@
 // renaming it over checkpoint and syncing the directory: a crash leaves the
 // old one or the new one, whole.
 //
+// An inode's times are nanoseconds since the epoch in an int64 (the model,
+// meta.Inode, and every op that sets them), so the store holds times from
+// 1677-09-21 00:12:43.145224192 UTC to 2262-04-11 23:47:16.854775807 UTC
+// (MinTime, MaxTime). A time outside that range (utimensat of 1600, or of
+// 2300) is clamped to the nearest end (TimeNanos), as ext4 clamps to its
+// own range; it never wraps around.
+//
 // While a process uses the store it holds an flock on the superblock: a
 // mount exclusively from before recovery until its unmount record is
-// durable, xlogfs check for as long as it reads or cuts the log
+// durable, xlogfs check for as long as it reads or cuts the log, mkfs
+// --force and a superblock rebuild until the new superblock is durable
 // (store/inuse.go).
 //
 // # What the log carries
@@ -65,7 +87,13 @@
 // Every change of the metadata is one transaction holding one Op (meta/ops.go):
 // a START op, the op's region, a COMMIT op (logbuf's op headers). The
 // region is the op's type byte, then the fields its type has, as varints or
-// length-prefixed bytes (meta.Op.Encode). Transaction ids count up and wrap at
+// length-prefixed bytes (meta.Op.Encode). With Options.LogItems
+// LogItemsXFS (mount's default, --log-items xfs) the op's region is
+// followed by the regions of the log items XFS would log for the op, each
+// item once per record (package logbuf's documentation, Log items;
+// journal/xfsitems): recovery applies the first region alone and checks
+// the rest are well-formed items. A log may hold both kinds of
+// transaction. Transaction ids count up and wrap at
 // 2^32; "newer" is serial-number arithmetic. A commit validates the op
 // against the model, copies its region into the active iclog, and only
 // then applies it to the model: an op the model would refuse is never
@@ -148,8 +176,9 @@
 // than the checkpoint's last, in log order. A transaction without its
 // COMMIT is dropped, and unlinked inodes still held open when the log
 // ended are freed. The walk stops at the first position whose record is bad
-// (its header, CRC, cycle stamps or ops fail) or missing (no header there
-// of that cycle and position). Then it looks past that head for valid
+// (its header, its CRC under the store's coverage or, under xfs coverage,
+// the checks of the bytes the CRC leaves out, its cycle stamps or its ops
+// fail) or missing (no header there of that cycle and position). Then it looks past that head for valid
 // records newer than it, and decides how the log ends:
 //
 //   - Nothing bad, nothing newer: the log simply ends there.
@@ -157,10 +186,19 @@
 //     The log is cut there, with a warning naming its LSN, and the newer
 //     records (in flight too) are dropped.
 //   - Corrupt: the bad record had been durable. The mount refuses, naming
-//     the LSN, the log offset, the stored and computed CRC and the
-//     committed transactions in it and after it, which a cut would lose and
-//     which may have been acknowledged; xlogfs check --repair cuts the log
-//     there after listing them.
+//     the LSN, the log offset, the stored and computed CRC and what a cut
+//     would lose, which may have been acknowledged; xlogfs check --repair
+//     cuts the log there after listing it.
+//
+// What a cut loses (the transactions at stake, xlog.Stake) is listed from
+// the records that verify: the committed transactions of the valid records
+// after the bad one. The bad record's own bytes failed verification, so
+// nothing in its payload is quoted (a flipped bit may be in a tid); it is
+// named with the op count its header gives, contents unknown, or, when
+// its header cannot be read, as a record whose transactions are unknown,
+// as is any record between two valid later ones that does not verify. The
+// count is then "at least" the listed ones. The mount's refusal, check and
+// check --repair give the same count.
 //
 // A 512-byte block is written whole or not at all, and every block of a
 // record carries its cycle (package logbuf). So a bad record is torn only
@@ -182,10 +220,11 @@
 //     is durable, so no more than logbufs are ever written but not durable.
 //  4. No valid record after it starts inside it.
 //
-// A record whose CRC verifies once its cycle words are restored is valid:
-// every byte but those words is as written (a damaged stamp, or a torn
-// write over an earlier write of the very same bytes). It is replayed, with
-// a warning.
+// A record that verifies once its cycle words are restored is valid: every
+// byte but those words is as written (a damaged stamp, or a torn write over
+// an earlier write of the very same bytes, or, under xfs coverage, over an
+// extension header the record does not need that held only an older
+// cycle). It is replayed, with a warning.
 //
 // On a full disk the fresh checkpoint a mount writes after recovery may
 // have no room. A read-write mount then goes on from the checkpoint it
@@ -213,4 +252,31 @@
 // loses its contents (zeroed, or back to what it held a cycle earlier) when
 // nothing after it proves it was durable looks exactly like a torn write of
 // that record, and is cut as one.
+//
+// Data files are checked too (recovery/datafiles.go). A crash may leave a
+// data file shorter than its file's logged size, or missing: a write
+// reaches the data file before its transaction commits, but only fsync or
+// a checkpoint syncs the data file, so another file's fsync can make the
+// record durable while the bytes are lost. Such a write was never
+// acknowledged, and recovery extends (or makes) the data file to the
+// logged size, with zeros. No crash leaves a data file shorter than a
+// checkpoint made durable: a checkpoint syncs every data file written
+// since the last one before it is written, and a shrink is logged and
+// forced before the data file is cut. So every regular file's data file
+// must hold at least the least size the file had from the checkpoint on
+// (its size in the checkpoint, and each size replay gives it after; a file
+// created since needs nothing), in either journal mode; a size-follows
+// mark excuses a longer data file, never a shorter one. A file whose data
+// file holds less lost bytes that were durable, to something outside
+// xlogfs (a deleted or cut data file, a damaged disk, the indistinguishable
+// lost block above when the dropped records had cut a data file or freed
+// an inode whose file was then deleted). The mount refuses it, before
+// replay writes anything, naming each such inode, a path of it, its data
+// file and the sizes; xlogfs check names them and is not sound. A mount
+// with AllowMissingData (--allow-missing-data) goes on, logging each: those
+// files fail every read and write with EIO, never reading as zeros, until a
+// truncate to 0 (which makes the file whole, empty) or their removal, and
+// their data files are left as they are, so the next mount without the flag
+// refuses again. A NoRecovery mount is refused alike, since it would show
+// the missing bytes as zeros.
 package journal

@@ -4,6 +4,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
@@ -169,3 +170,32 @@ func HistBounds(i int) (lo uint64, hi uint64) { return statsfile.HistBounds(i) }
 
 // HistPercentile is statsfile.HistPercentile.
 func HistPercentile(h []uint64, p float64) float64 { return statsfile.HistPercentile(h, p) }
+
+// InUseError is store.InUseError.
+type InUseError = store.InUseError
+
+// SuperblockPlan is store.SuperblockPlan.
+type SuperblockPlan = store.SuperblockPlan
+
+// ErrSuperblockSound is store.ErrSuperblockSound.
+var ErrSuperblockSound = store.ErrSuperblockSound
+
+// PlanSuperblock is store.PlanSuperblock on the real filesystem.
+func PlanSuperblock(dir string) (*SuperblockPlan, error) {
+	return store.PlanSuperblock(store.OSFS(), dir)
+}
+
+// RebuildSuperblock is store.RebuildSuperblock on the real filesystem.
+func RebuildSuperblock(dir string, p *SuperblockPlan) error {
+	return store.RebuildSuperblock(store.OSFS(), dir, p)
+}
+
+// LogItem is xfsitems.Item: one XFS log item of a transaction.
+type LogItem = xfsitems.Item
+
+// ParseLogItemRegions is xfsitems.Parse: the log items of a transaction's
+// regions after its op.
+func ParseLogItemRegions(regions [][]byte) ([]LogItem, error) { return xfsitems.Parse(regions) }
+
+// DescribeLogItemFormat is xfsitems.DescribeFormat.
+func DescribeLogItemFormat(r []byte) (string, int, bool) { return xfsitems.DescribeFormat(r) }

@@ -19,6 +19,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -80,10 +81,22 @@ type Options struct {
 	// memory only and writes nothing to the store (see readonly.go).
 	ReadOnly, NoRecovery bool
 
+	// AllowMissingData mounts a store whose data files lack bytes that
+	// were durable (deleted or cut behind its back), which a mount
+	// otherwise refuses: those files' reads and writes fail with EIO
+	// until a truncate to 0, and their data files are left as they are
+	// (recovery.MissingData, the package documentation's Recovery).
+	AllowMissingData bool
+
 	// ImmediateWrite, in metadata-journal mode, logs writes of at most
 	// this many bytes with their bytes, so that their fsync is a log
 	// force alone (datafile/immediate.go); 0: none. Not with passthrough.
 	ImmediateWrite int
+
+	// LogItems says what a transaction carries beside its logical op:
+	// nothing (LogItemsLogical, the zero value) or the log items XFS
+	// would log for it (LogItemsXFS; logitems.go).
+	LogItems LogItems
 }
 
 // DefaultCheckpointInterval is how often a mounted filesystem checkpoints.
@@ -105,6 +118,7 @@ type FS struct {
 	names    atomic.Uint64     // namespace changes committed (NamespaceGen)
 	unlinked map[meta.Ino]bool // inodes without links not yet freed (open or held), under mu
 	x        *xlog.Log
+	items    *xfsitems.Tracker // LogItemsXFS: the items each transaction logs; under mu
 
 	// What a checkpoint writes: the model as of the newest durable record.
 	shadowMu sync.Mutex
@@ -289,10 +303,13 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		FlushCovers: xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir),
 	})
 	fs.files.SetEngine(engine{fs})
+	if opts.LogItems == LogItemsXFS {
+		fs.items = xfsitems.NewTracker()
+	}
 
 	rec, err := recovery.Recover(recovery.Mount{
-		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
-		LogBSize: opts.LogBSize, Overlay: fs.overlay, Logf: opts.Logf,
+		Log: dev, LogSize: sb.LogSize, Coverage: sb.Coverage, Checkpoint: ck, Files: fs.files, LogData: opts.Journal == JournalData,
+		LogBSize: opts.LogBSize, Overlay: fs.overlay, AllowMissingData: opts.AllowMissingData, Logf: opts.Logf,
 	})
 	if err != nil {
 		return nil, err
@@ -310,7 +327,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		}
 	}
 	fs.x, err = xlog.New(xlog.Config{
-		Dev: dev, UUID: sb.UUID, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
+		Dev: dev, UUID: sb.UUID, Coverage: sb.Coverage, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
 		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		Head: head, PrevBlock: rec.PrevBlock, Tail: tail, LastTID: lastTID,
 		Times: &fs.times, OnDurable: fs.onDurable, AfterDurable: fs.afterDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
@@ -549,8 +566,11 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 	} else {
 		kept.Data = slices.Clone(op.Data)
 	}
-	lsn, err := fs.x.Commit(region, &kept)
+	lsn, err := fs.x.Commit(fs.regions(op, region), &kept)
 	if err != nil {
+		if fs.items != nil {
+			fs.items.Reset()
+		}
 		return 0, err
 	}
 	if err := fs.model.Apply(op); err != nil {

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"syscall"
 	"time"
@@ -326,10 +327,32 @@ type SetAttrIn struct {
 	Mode         uint32
 	UID, GID     uint32
 	Size         int64
-	Atime, Mtime int64
+	Atime, Mtime int64 // ns since the epoch: TimeNanos of the caller's time
 	// Kill drops set-ID bits and capabilities with the change (see
 	// KillPriv): a truncate by a caller without CAP_FSETID, a chown.
 	Kill KillPriv
+}
+
+// MinTime and MaxTime are the first and last instants an inode's times can
+// hold: the store keeps them as nanoseconds since the epoch in an int64
+// (package documentation, The store), from 1677-09-21 00:12:43.145224192
+// UTC to 2262-04-11 23:47:16.854775807 UTC.
+var (
+	MinTime = time.Unix(0, math.MinInt64).UTC()
+	MaxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// TimeNanos is t as the store holds it, clamped to MinTime..MaxTime, as
+// ext4 clamps a time to its range: a utimensat of 2300 or of 1600 sets the
+// nearest time the store can hold, never one that wrapped around.
+func TimeNanos(t time.Time) int64 {
+	switch {
+	case t.Before(MinTime):
+		return math.MinInt64
+	case t.After(MaxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // SetAttr changes attributes; SetSize truncates or extends a regular file.

@@ -442,7 +442,8 @@ func TestGoOnFromCheckpointAfterIncompleteTransaction(t *testing.T) {
 	logPath := filepath.Join(faultDir, store.LogName)
 	ck := must[*store.Checkpoint](t)(store.ReadCheckpoint(img, faultDir))
 	lg, _ := readAllStore(t, img, logPath)
-	scan := xlog.ScanLog(lg, recovery.WindowOf(ck))
+	sb := must[*store.Superblock](t)(store.ReadSuperblock(img, faultDir))
+	scan := xlog.ScanLog(lg, recovery.WindowOf(ck, sb.Coverage))
 	last := scan.Records[len(scan.Records)-1]
 	check(t, img.Edit(logPath, func(b []byte) { clear(b[last.Offset : last.Offset+int64(last.Header.RecordBytes())]) }))
 

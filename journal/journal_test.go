@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 func mkfs(t testing.TB, logSize int64, logbsize int) string {
@@ -429,9 +431,13 @@ func TestWriteDirect(t *testing.T) {
 // checked sound and replayed by a batched mount, whose own records an
 // inline mount then replays, and each mode reads back what the other wrote.
 // (The CRC on disk is the same in every mode; this is the proof on a real
-// log with crashes between the mounts.)
+// log with crashes between the mounts.) The iclogs are 256 KiB, and each
+// mode writes a file whose bytes fill records of more than 32 KiB of
+// payload: the first words of blocks 64 on are saved in the extension
+// headers' cycle data, which inline mode fills as it copies, so a word
+// saved wrong there reads back wrong in the file.
 func TestInlineStoreMountsInOtherModes(t *testing.T) {
-	dir := mkfs(t, 16<<20, 0)
+	dir := mkfs(t, 16<<20, 256<<10)
 	inspect := func(when string, wantReplay bool) {
 		t.Helper()
 		r, err := Inspect(dir)
@@ -442,6 +448,19 @@ func TestInlineStoreMountsInOtherModes(t *testing.T) {
 			t.Fatalf("%s: check finds sound %v, bad record %v, %d transactions to replay (want some: %v), problems %q",
 				when, r.Sound(), r.Bad, r.Replayed, wantReplay, r.Problems)
 		}
+		if !wantReplay {
+			return
+		}
+		big := 0
+		for _, rec := range r.Records {
+			if rec.Header.Len > logbuf.HeaderCycleSize && logbuf.HeaderBlocks(int(rec.Header.Size)) > 1 {
+				big++
+			}
+		}
+		if big < 2 {
+			t.Fatalf("%s: the log holds %d records (from the tail) with more than %d bytes of payload, want 2 or more: no extension header's cycle data is replayed",
+				when, big, logbuf.HeaderCycleSize)
+		}
 	}
 	verify := func(when string, fs *FS, want map[string][]byte) {
 		t.Helper()
@@ -451,11 +470,24 @@ func TestInlineStoreMountsInOtherModes(t *testing.T) {
 			}
 		}
 	}
+	// Bytes that differ from block to block, so that a block's first
+	// word restored from the wrong slot, or zeroed, shows.
+	fill := func(n int, seed uint64) []byte {
+		b := make([]byte, n)
+		r := rand.New(rand.NewPCG(seed, 1))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
 	inline := Options{Mode: cksum.Inline, Journal: JournalData}
 	batched := Options{Mode: cksum.Batched, Journal: JournalData}
 
 	fs := mount(t, dir, inline)
 	want := everyOp(t, fs)
+	a := must[Attr](t)(fs.Create(meta.RootIno, "from-inline", meta.ModeReg|0o644, 0, 0, 0, ""))
+	want["from-inline"] = fill(400<<10, 1)
+	must[int](t)(fs.Write(a.Ino, want["from-inline"], 0))
 	check(t, fs.Sync())
 	if st := fs.Stats(); st.Cksum.CopyCalls == 0 || st.Cksum.Records == 0 || st.Cksum.PlainOps != 0 {
 		t.Fatalf("inline mount: %+v: no checksum work at copy time, or ops copied outside it", st.Cksum)
@@ -468,10 +500,9 @@ func TestInlineStoreMountsInOtherModes(t *testing.T) {
 		t.Fatalf("batched mount of an inline log: recovery %+v, want a replay", r)
 	}
 	verify("batched after inline", fs, want)
-	a := must[Attr](t)(fs.Create(meta.RootIno, "from-batched", meta.ModeReg|0o644, 0, 0, 0, ""))
-	more := bytes.Repeat([]byte("batched "), 40000)
-	must[int](t)(fs.Write(a.Ino, more, 0))
-	want["from-batched"] = more
+	a = must[Attr](t)(fs.Create(meta.RootIno, "from-batched", meta.ModeReg|0o644, 0, 0, 0, ""))
+	want["from-batched"] = fill(400<<10, 2)
+	must[int](t)(fs.Write(a.Ino, want["from-batched"], 0))
 	check(t, fs.Sync())
 	fs.Abandon()
 	inspect("written batched, crashed", true)

@@ -17,6 +17,14 @@ type Recovery = recovery.Report
 // FollowedFile is an inode recovery grew to its data file's size.
 type FollowedFile = recovery.FollowedFile
 
+// MissingData is a regular file whose data file lacks bytes that were
+// durable (recovery.MissingData).
+type MissingData = recovery.MissingData
+
+// MissingDataError is a mount's refusal of such files
+// (recovery.MissingDataError).
+type MissingDataError = recovery.MissingDataError
+
 // LogReport is what a store holds, read without changing anything: for
 // xlogfs logprint and xlogfs check.
 type LogReport = recovery.LogReport

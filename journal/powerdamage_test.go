@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
@@ -79,6 +80,7 @@ type damageStats struct {
 	cutSafe                       int // of those, every acknowledged transaction kept
 	limit                         int // of those, something acknowledged lost: the documented limit
 	limitTxns                     int // of those, acknowledged transactions (not only bytes)
+	missing                       int // of those, data files cut or deleted for the dropped records: refused as missing data
 }
 
 func (d *damageStats) log(t *testing.T) {
@@ -86,8 +88,9 @@ func (d *damageStats) log(t *testing.T) {
 		d.states, kindSummary(d.kinds), d.near, d.far, d.provable, d.unprovable)
 	t.Logf("outcomes of the damaged states: refused naming the log record %d, refused naming the checkpoint file %d, replayed with cycle words restored %d, "+
 		"cut at the damaged record %d, log ended before it %d; of those cut or ended, %d lost nothing acknowledged and %d lost acknowledged "+
-		"bytes or transactions (%d transactions), each the documented limit: a zeroed or stale block in one of the last logbufs durable records, nothing later proving it durable",
-		d.refusedLog, d.refusedCkpt, d.kept, d.cut, d.ended, d.cutSafe, d.limit, d.limitTxns)
+		"bytes or transactions (%d transactions; %d with data files cut or deleted for the dropped records, refused as missing data), "+
+		"each the documented limit: a zeroed or stale block in one of the last logbufs durable records, nothing later proving it durable",
+		d.refusedLog, d.refusedCkpt, d.kept, d.cut, d.ended, d.cutSafe, d.limit, d.limitTxns, d.missing)
 	if sum := d.refusedLog + d.refusedCkpt + d.kept + d.cut + d.ended; sum != d.states {
 		t.Errorf("damaged outcomes add up to %d, not the %d damaged states", sum, d.states)
 	}
@@ -134,7 +137,7 @@ func (d acctDevice) WriteAt(p []byte, off int64) (int, error) {
 	}
 	var wr *writtenRec
 	if len(p) >= logbuf.BBSize && binary.BigEndian.Uint32(p) == logbuf.HeaderMagic {
-		rec, err := logbuf.DecodeRecord(bytes.Clone(p))
+		rec, err := logbuf.DecodeRecord(bytes.Clone(p), d.w.cov)
 		if err != nil {
 			d.w.t.Errorf("the writer wrote a record that does not decode at log offset %d: %v", off, err)
 		} else {
@@ -247,8 +250,36 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		w.verify(fs, s, where)
 		ds.kept++
 	case wantCut:
-		if ierr != nil || !rep.Sound() {
-			t.Fatalf("%s: the log's bytes are those of a torn write, yet check said %v, corrupt %v", where, ierr, rep.Corrupt)
+		var md *MissingDataError
+		if errors.As(err, &md) {
+			// The store had acted on the dropped records being
+			// durable (cut a data file to a truncate's size, deleted
+			// a freed inode's file): what they cut is missing now,
+			// and check and mount say so, naming the same files.
+			// Only the documented limit below may do that. Mounted
+			// anyway, those files fail reads with EIO, and lost
+			// (below) counts them as lost.
+			if ierr != nil || rep.Corrupt != nil || rep.ReplayErr != nil || len(rep.Problems) > 0 || !slices.Equal(rep.MissingData, md.Files) {
+				t.Fatalf("%s: mount refused missing data %v; check said %v, corrupt %v, replay %v, problems %q, missing data %v",
+					where, err, ierr, rep.Corrupt, rep.ReplayErr, rep.Problems, rep.MissingData)
+			}
+			if want.kind == "bit flip" || want.proven || want.after >= w.opts.LogBufs {
+				t.Fatalf("%s: %v; and the damage is not the indistinguishable-from-torn case (%d durable records after it, logbufs %d)",
+					where, err, want.after, w.opts.LogBufs)
+			}
+			o.AllowMissingData = true
+			if fs, err = Open(w.dir, quietOpts(o)); err != nil {
+				t.Fatalf("%s: mount with AllowMissingData: %v", where, err)
+			}
+			defer fs.Abandon()
+			for _, d := range md.Files {
+				if _, rerr := fs.Read(d.Ino, make([]byte, 1), 0); rerr != syscall.EIO {
+					t.Fatalf("%s: inode %d, whose data file lacks durable bytes, reads with %v, want EIO", where, d.Ino, rerr)
+				}
+			}
+			ds.missing++
+		} else if ierr != nil || !rep.Sound() {
+			t.Fatalf("%s: the log's bytes are those of a torn write, yet check said %v, corrupt %v, missing data %v", where, ierr, rep.Corrupt, rep.MissingData)
 		}
 		if err != nil {
 			t.Fatalf("%s: the log's bytes are those of a torn write, yet mount refused: %v", where, err)

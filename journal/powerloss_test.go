@@ -213,10 +213,12 @@ type powerStats struct {
 	mkfsHalf    int // of those, half-built stores
 	checkpoints int // written while the states were taken
 	damage      damageStats
-	badMark     atomic.Bool // a wrong durable watermark was reported
-	writebacks  int         // fsyncs that wrote data back without a flush of their own
-	syncWrites  int         // passthrough sync writes (acknowledged without the journal)
-	followed    int         // recoveries that kept a data file's larger size
+	badMark     atomic.Bool             // a wrong durable watermark was reported
+	writebacks  int                     // fsyncs that wrote data back without a flush of their own
+	syncWrites  int                     // passthrough sync writes (acknowledged without the journal)
+	followed    int                     // recoveries that kept a data file's larger size
+	coverage    map[logbuf.Coverage]int // states by the store's CRC coverage
+	extHeaders  int                     // states of stores whose records have extension headers
 }
 
 // powerWorld is one store on a CrashFS under the test.
@@ -226,6 +228,7 @@ type powerWorld struct {
 	hr   *rand.Rand // the crash hook's (under mu)
 	dir  string
 	opts Options
+	cov  logbuf.Coverage // the store's CRC coverage
 	cfs  *testfs.CrashFS
 	fs   *FS
 
@@ -821,7 +824,7 @@ func (w *powerWorld) where(s powerState, seed uint64) string {
 	if w.opts.ImmediateWrite > 0 {
 		journal += fmt.Sprintf(" (immediate writes up to %d)", w.opts.ImmediateWrite)
 	}
-	return fmt.Sprintf("seed %d, %s journal, mount %d, crash %s", seed, journal, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
+	return fmt.Sprintf("seed %d, %s journal, CRC coverage %s, mount %d, crash %s", seed, journal, w.cov, s.gen, map[bool]string{true: "between operations", false: "during " + s.during}[s.during == ""])
 }
 
 // verify checks a store mounted from crash state s: its metadata is
@@ -973,7 +976,7 @@ func TestPowerLoss(t *testing.T) {
 	covered := func() bool {
 		return cs.torn > 0 && cs.replayed > 0 && cs.lostTxns > 0 && cs.differ > 0 && cs.olderCkpt > 0 &&
 			cs.tmpLeft > 0 && cs.mkfsHalf > 0 && cs.midCall > 0 && modeStates[JournalMeta] > 0 && modeStates[JournalData] > 0 && ptStates > 0 && immStates > 0 && cs.writebacks > 0 &&
-			cs.syncWrites > 0 && cs.followed > 0
+			cs.syncWrites > 0 && cs.followed > 0 && cs.coverage[logbuf.CoverWhole] > 0 && cs.coverage[logbuf.CoverXFS] > 0 && cs.extHeaders > 0
 	}
 	more := func() bool { return cs.states < want || want >= 2000 && !covered() && cs.states < 4*want }
 	for run := 0; more(); run++ {
@@ -982,12 +985,20 @@ func TestPowerLoss(t *testing.T) {
 		if run%8 == 0 {
 			mkfsStates(t, rr, runSeed, &cs)
 		}
+		// Either CRC coverage; under xfs coverage, half of the stores
+		// have 64 KiB iclogs, whose records have an extension header
+		// that a short payload leaves out of the CRC.
+		cov := logbuf.Coverage(runSeed >> 63)
+		logSize, logbsize := int64(store.MinLogSize), 32<<10
+		if cov == logbuf.CoverXFS && runSeed>>62&1 == 1 {
+			logSize, logbsize = 1<<20, 64<<10
+		}
 		cfs := testfs.NewCrashFS()
-		if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: store.MinLogSize, LogBSize: 32 << 10, Store: cfs}); err != nil {
+		if _, err := store.Mkfs(powerDir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize, Coverage: cov, Store: cfs}); err != nil {
 			t.Fatal(err)
 		}
 		w := &powerWorld{
-			t: t, r: rr, hr: rand.New(rand.NewPCG(runSeed, 2)), dir: powerDir, stats: &cs,
+			t: t, r: rr, hr: rand.New(rand.NewPCG(runSeed, 2)), dir: powerDir, cov: cov, stats: &cs,
 			names:     []string{"a", "b", "c", "d", "e", "f"},
 			fsyncRate: []float64{0.03, 0.1, 0.25}[rr.IntN(3)],
 			pageRate:  []float64{0, 0, 0.3}[rr.IntN(3)],
@@ -998,6 +1009,7 @@ func TestPowerLoss(t *testing.T) {
 			Journal:            []JournalMode{JournalMeta, JournalData, JournalMeta}[run%3],
 			LogBufs:            2 + rr.IntN(2),
 			CheckpointInterval: []time.Duration{time.Millisecond, 5 * time.Millisecond, time.Hour}[rr.IntN(3)],
+			LogItems:           []LogItems{LogItemsLogical, LogItemsXFS}[run/3%2],
 		}
 		w.pt = run%3 == 2 // meta mode with the files open in passthrough
 		if run%3 == 0 && rr.IntN(2) == 0 {
@@ -1027,6 +1039,13 @@ func TestPowerLoss(t *testing.T) {
 				}
 				fs, files := w.recover(s, runSeed)
 				modeStates[w.opts.Journal]++
+				if cs.coverage == nil {
+					cs.coverage = map[logbuf.Coverage]int{}
+				}
+				cs.coverage[cov]++
+				if logbsize > logbuf.HeaderCycleSize {
+					cs.extHeaders++
+				}
 				if w.pt {
 					ptStates++
 				}
@@ -1056,6 +1075,8 @@ func TestPowerLoss(t *testing.T) {
 		"%d passthrough sync writes, %d recoveries kept a data file's larger size",
 		cs.states, modeStates[JournalMeta], ptStates, immStates, modeStates[JournalData], cs.midCall, cs.torn, cs.replayed, cs.lostTxns,
 		cs.differ, cs.olderCkpt, cs.tmpLeft, cs.mkfs, cs.mkfsHalf, cs.checkpoints, cs.writebacks, cs.syncWrites, cs.followed)
+	t.Logf("CRC coverage: %d states of whole-coverage stores, %d of xfs-coverage ones (%d with an extension header per record)",
+		cs.coverage[logbuf.CoverWhole], cs.coverage[logbuf.CoverXFS], cs.extHeaders)
 	cs.damage.log(t)
 	if want >= 2000 && !covered() {
 		t.Errorf("the crash states did not cover every kind: %+v, %v, passthrough %d", &cs, modeStates, ptStates)

@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -24,8 +26,14 @@ import (
 // crashStore is a freshly made store whose log lives on a CrashDevice.
 func crashStore(t *testing.T, logSize int64, logbsize int) (string, *testfs.CrashDevice) {
 	t.Helper()
+	return crashStoreCov(t, logSize, logbsize, logbuf.CoverWhole)
+}
+
+// crashStoreCov is crashStore with CRC coverage cov.
+func crashStoreCov(t *testing.T, logSize int64, logbsize int, cov logbuf.Coverage) (string, *testfs.CrashDevice) {
+	t.Helper()
 	dir := filepath.Join(fastTempDir(t), "store")
-	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize}); err != nil {
+	if _, err := store.Mkfs(dir, store.MkfsOptions{LogSize: logSize, LogBSize: logbsize, Coverage: cov}); err != nil {
 		t.Fatal(err)
 	}
 	img, err := os.ReadFile(filepath.Join(dir, store.LogName))
@@ -47,6 +55,21 @@ func cloneStore(t *testing.T, dir string) string {
 	return d
 }
 
+// copyDataFiles gives the store in to data files of the sizes the store in
+// from has (holes: their bytes are not the business of the tests that copy
+// them); one deleted meanwhile (a checkpoint reaping a freed inode's) is
+// left out.
+func copyDataFiles(t *testing.T, from, to string) {
+	t.Helper()
+	sizes, err := datafile.Sizes(store.OSFS(), filepath.Join(from, store.DataDirName))
+	check(t, err)
+	for ino, size := range sizes {
+		p := filepath.Join(to, store.DataDirName, strconv.FormatUint(uint64(ino), 10))
+		check(t, os.WriteFile(p, nil, 0o600))
+		check(t, os.Truncate(p, size))
+	}
+}
+
 func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []string, error) {
 	t.Helper()
 	var warnings []string
@@ -61,15 +84,19 @@ func recoverImage(t *testing.T, dir string, img []byte, o Options) (*FS, []strin
 // as they were. Each tear must be cut as a torn tail, with a warning naming
 // the record's LSN, and the transaction it held must not be replayed. The
 // record is written in batched mode and in inline mode (stamped as it is
-// copied in), and recovered in batched mode.
+// copied in), and recovered in batched mode; on a store of each CRC
+// coverage.
 func TestTornWriteAtEveryBoundary(t *testing.T) {
-	for _, m := range []cksum.Mode{cksum.Batched, cksum.Inline} {
-		t.Run(m.String(), func(t *testing.T) { tornWriteAtEveryBoundary(t, m) })
+	for _, c := range []struct {
+		m   cksum.Mode
+		cov logbuf.Coverage
+	}{{cksum.Batched, logbuf.CoverWhole}, {cksum.Inline, logbuf.CoverWhole}, {cksum.XFS, logbuf.CoverXFS}} {
+		t.Run(c.m.String()+"/"+c.cov.String(), func(t *testing.T) { tornWriteAtEveryBoundary(t, c.m, c.cov) })
 	}
 }
 
-func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
-	dir, dev := crashStore(t, 4<<20, 256<<10)
+func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode, cov logbuf.Coverage) {
+	dir, dev := crashStoreCov(t, 4<<20, 256<<10, cov)
 	o := Options{Mode: mode, Journal: JournalData, LogBufs: 2, CheckpointInterval: time.Hour}
 	o.Device = dev
 	fs := mount(t, dir, o)
@@ -88,7 +115,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img1, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img1, recovery.WindowOf(ck, cov))
 	var full *xlog.ScannedRecord
 	for i := range s.Records {
 		if s.Records[i].Header.Size == 256<<10 && s.Records[i].Header.RecordBytes() == 256<<10 {
@@ -146,7 +173,29 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode) {
 // mail server does. It returns the store, the log image and the records.
 func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedRecord) {
 	t.Helper()
-	dir, dev := crashStore(t, 8<<20, 32<<10)
+	return fsyncedLogOf(t, n, o, geometry{logbuf.CoverWhole, 32 << 10})
+}
+
+// geometry is what a store's records look like: their CRC coverage and
+// iclog size.
+type geometry struct {
+	cov      logbuf.Coverage
+	logbsize int
+}
+
+// geometries are those the record-damage tests run on: whole coverage;
+// xfs coverage; and xfs coverage with 64 KiB iclogs, whose short records'
+// extension header is left out of the CRC.
+var geometries = []geometry{{logbuf.CoverWhole, 32 << 10}, {logbuf.CoverXFS, 32 << 10}, {logbuf.CoverXFS, 64 << 10}}
+
+func (g geometry) String() string {
+	return fmt.Sprintf("%s coverage, logbsize %dk", g.cov, g.logbsize>>10)
+}
+
+// fsyncedLogOf is fsyncedLog on a store of geometry g.
+func fsyncedLogOf(t *testing.T, n int, o Options, g geometry) (string, []byte, []xlog.ScannedRecord) {
+	t.Helper()
+	dir, dev := crashStoreCov(t, 8<<20, g.logbsize, g.cov)
 	o.Device, o.CheckpointInterval = dev, time.Hour
 	fs := mount(t, dir, o)
 	for i := range n {
@@ -158,7 +207,7 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedR
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck, g.cov))
 	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
 		t.Fatalf("%d fsynced files left %d records (scan ends %v), want one each", n, len(s.Records), s.Kind)
 	}
@@ -166,7 +215,10 @@ func fsyncedLog(t *testing.T, n int, o Options) (string, []byte, []xlog.ScannedR
 }
 
 // corruptionAt fails the test unless err refuses the log at the record r,
-// naming its LSN, offset and CRCs, and the transactions at stake.
+// naming its LSN, offset and CRCs, and the transactions at stake: atStake
+// of them from the records after r that verify, and r itself as a record
+// whose transactions are unknown (its payload is not trusted), so the
+// count is a lower bound.
 func corruptionAt(t *testing.T, what string, err error, r xlog.ScannedRecord, atStake int) *xlog.CorruptionError {
 	t.Helper()
 	var ce *xlog.CorruptionError
@@ -179,9 +231,12 @@ func corruptionAt(t *testing.T, what string, err error, r xlog.ScannedRecord, at
 	if len(ce.AtStake) != atStake {
 		t.Errorf("%s: %d transactions at stake, want %d: %v", what, len(ce.AtStake), atStake, ce.AtStake)
 	}
-	stake := fmt.Sprintf("%d committed transactions", atStake)
+	if len(ce.Unread) == 0 || ce.Unread[0].LSN != r.LSN() {
+		t.Errorf("%s: unread records %v, want the bad one, %v, first", what, ce.Unread, r.LSN())
+	}
+	stake := fmt.Sprintf("At stake: at least %d committed transaction", atStake)
 	if atStake == 0 {
-		stake = "no committed transaction"
+		stake = "At stake: an unknown number of committed transactions: those of record " + r.LSN().String()
 	}
 	msg := err.Error()
 	for _, want := range []string{r.LSN().String(), fmt.Sprint(r.Offset), "check --repair", stake} {
@@ -198,19 +253,26 @@ func corruptionAt(t *testing.T, what string, err error, r xlog.ScannedRecord, at
 // flip leaves every block carrying its cycle; a zeroed block does not, but
 // the next record's durable watermark covers it.
 func TestFortyFsyncedFiles(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 40, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { fortyFsyncedFiles(t, g) })
+	}
+}
+
+func fortyFsyncedFiles(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 40, Options{}, g)
 	second := recs[1]
-	// Each record commits a create and a write; a zeroed block or header
-	// leaves the 2nd record's own two unreadable.
+	payload := second.Offset + int64(second.Header.HeaderBytes())
+	// Each record commits a create and a write; the 2nd record's own two
+	// are never read from its damaged bytes.
 	for name, damage := range map[string]func(b []byte){
-		"payload bit flip": func(b []byte) { b[second.Offset+700] ^= 0x10 },
-		"zeroed block":     func(b []byte) { clear(b[second.Offset+512 : second.Offset+1024]) },
+		"payload bit flip": func(b []byte) { b[payload+188] ^= 0x10 },
+		"zeroed block":     func(b []byte) { clear(b[payload : payload+512]) },
 		"zeroed header":    func(b []byte) { clear(b[second.Offset : second.Offset+512]) },
 	} {
 		bad := bytes.Clone(img)
 		damage(bad)
 		_, _, err := recoverImage(t, dir, bad, Options{})
-		ce := corruptionAt(t, name, err, second, 2*38+2*b2i(name == "payload bit flip"))
+		ce := corruptionAt(t, name, err, second, 2*38)
 		if name == "payload bit flip" && (ce.Stored != second.Stored || ce.Computed == ce.Stored || ce.Computed == 0) {
 			t.Errorf("%s: stored CRC %#x, computed %#x; the record's is %#x", name, ce.Stored, ce.Computed, second.Stored)
 		}
@@ -225,21 +287,27 @@ func TestFortyFsyncedFiles(t *testing.T) {
 // though nothing follows it. A truly torn last record (a block that still
 // holds the previous cycle's contents) is still cut.
 func TestLastRecordFlipIsCorruption(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 10, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { lastRecordFlip(t, g) })
+	}
+}
+
+func lastRecordFlip(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 10, Options{}, g)
 	last := recs[len(recs)-1]
 	bad := bytes.Clone(img)
 	bad[last.Offset+600] ^= 0x04
 	_, _, err := recoverImage(t, dir, bad, Options{})
-	ce := corruptionAt(t, "flip in the last record", err, last, 2)
+	ce := corruptionAt(t, "flip in the last record", err, last, 0)
 	if !strings.Contains(ce.Evidence, "every block of it carries its cycle") {
 		t.Errorf("evidence %q", ce.Evidence)
 	}
 
-	// Torn: its second block is what the position held a cycle earlier
-	// (stamped with cycle 0 here: a fresh log), the rest new.
+	// Torn: its first payload block is what the position held a cycle
+	// earlier (stamped with cycle 0 here: a fresh log), the rest new.
 	torn := bytes.Clone(img)
 	stale := make([]byte, 512)
-	copy(torn[last.Offset+512:], stale)
+	copy(torn[last.Offset+int64(last.Header.HeaderBytes()):], stale)
 	fs, warnings, err := recoverImage(t, dir, torn, Options{})
 	if err != nil {
 		t.Fatalf("torn last record: %v", err)
@@ -260,28 +328,53 @@ func TestLastRecordFlipIsCorruption(t *testing.T) {
 // which is replayed; a damaged h_lsn, h_size, or h_len (grown past the
 // record) is corruption.
 func TestHeaderAndCycleWordDamage(t *testing.T) {
-	dir, img, recs := fsyncedLog(t, 5, Options{})
+	for _, g := range geometries {
+		t.Run(g.String(), func(t *testing.T) { headerAndCycleWordDamage(t, g) })
+	}
+}
+
+func headerAndCycleWordDamage(t *testing.T, g geometry) {
+	dir, img, recs := fsyncedLogOf(t, 5, Options{}, g)
 	last := recs[len(recs)-1]
 	o := last.Offset
-	for _, c := range []struct {
+	p := o + int64(last.Header.HeaderBytes()) // the first payload block
+	cases := []struct {
 		name    string
 		damage  func(b []byte)
 		corrupt bool
 	}{
 		{"magic", func(b []byte) { b[o+1] ^= 0x02 }, false},
 		{"h_cycle", func(b []byte) { b[o+7] ^= 0x08 }, false},
-		{"payload stamp", func(b []byte) { b[o+512+3] ^= 0x01 }, false},
+		{"payload stamp", func(b []byte) { b[p+3] ^= 0x01 }, false},
 		{"h_lsn", func(b []byte) { b[o+23] ^= 0x20 }, true},
 		{"h_size", func(b []byte) { b[o+321] ^= 0x40 }, true},
 		{"h_len grown", func(b []byte) { b[o+14] ^= 0x10 }, true},
 		{"h_crc", func(b []byte) { b[o+33] ^= 0x01 }, true},
 		{"h_durable_lsn", func(b []byte) { b[o+335] ^= 0x01 }, true},
-	} {
+		// Under xfs coverage the CRC leaves these out; they are checked.
+		{"bytes 336..343", func(b []byte) { b[o+340] ^= 0x04 }, true},
+		{"h_reserved", func(b []byte) { b[o+500] ^= 0x01 }, true},
+	}
+	if last.Header.HeaderBytes() > 512 {
+		// A record short enough to need no extension header: under xfs
+		// coverage its extension header is not in the CRC.
+		cases = append(cases, []struct {
+			name    string
+			damage  func(b []byte)
+			corrupt bool
+		}{
+			{"extension header's cycle", func(b []byte) { b[o+512+2] ^= 0x10 }, false},
+			{"extension header's cycle data", func(b []byte) { b[o+512+40] ^= 0x10 }, true},
+			{"xh_reserved", func(b []byte) { b[o+512+300] ^= 0x10 }, true},
+			{"extension header zeroed", func(b []byte) { clear(b[o+512 : o+1024]) }, false},
+		}...)
+	}
+	for _, c := range cases {
 		bad := bytes.Clone(img)
 		c.damage(bad)
 		fs, warnings, err := recoverImage(t, dir, bad, Options{})
 		if c.corrupt {
-			corruptionAt(t, c.name, err, last, 2-2*b2i(c.name == "h_lsn" || c.name == "h_size"))
+			corruptionAt(t, c.name, err, last, 0)
 			continue
 		}
 		if err != nil {
@@ -307,7 +400,7 @@ func stripWatermarks(t *testing.T, img []byte, recs []xlog.ScannedRecord) {
 	for _, r := range recs {
 		b := img[r.Offset : r.Offset+int64(r.Header.RecordBytes())]
 		clear(b[328:336])
-		binary.LittleEndian.PutUint32(b[32:], logbuf.ComputeCRC(b))
+		binary.LittleEndian.PutUint32(b[32:], logbuf.ComputeCRC(b, r.Header.HeaderBytes(), logbuf.CoverWhole))
 		if h, err := logbuf.ParseHeader(b); err != nil || h.Durable != 0 {
 			t.Fatalf("stripping the watermark of %v: %v", r.LSN(), err)
 		}
@@ -431,7 +524,7 @@ func TestCutThenTearAgain(t *testing.T) {
 		durable := dev.Image()
 		ck, err := ReadCheckpoint(dir)
 		check(t, err)
-		head := xlog.ScanLog(durable, recovery.WindowOf(ck)).Head
+		head := xlog.ScanLog(durable, recovery.WindowOf(ck, logbuf.CoverWhole)).Head
 		// Three records' worth of writes, written but never synced.
 		for i := range 3 {
 			must[int](t)(fs.Write(f.Ino, bytes.Repeat([]byte{byte(0x10 + i)}, 30000), int64(i)*30000))
@@ -505,7 +598,7 @@ func waitPending(t *testing.T, dev *testfs.CrashDevice, n int) {
 // findRecord returns the valid record at p in img.
 func findRecord(t *testing.T, img []byte, p xlog.Pos) xlog.ScannedRecord {
 	t.Helper()
-	r, ok := xlog.ReadRecord(img, p)
+	r, ok := xlog.ReadRecord(img, p, logbuf.CoverWhole)
 	if !ok || r.Err != nil {
 		t.Fatalf("no valid record at %v: %v", p.LSN(), r.Err)
 	}
@@ -528,7 +621,7 @@ func TestCorruptionRefused(t *testing.T) {
 	fs.Abandon()
 	ck, err := ReadCheckpoint(dir)
 	check(t, err)
-	s := xlog.ScanLog(img, recovery.WindowOf(ck))
+	s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 	if len(s.Records) < 250 {
 		t.Fatalf("only %d records", len(s.Records))
 	}
@@ -607,6 +700,12 @@ func TestWraparound(t *testing.T) {
 					check(t, err)
 					d2 := cloneStore(t, dir)
 					check(t, os.WriteFile(filepath.Join(d2, store.CheckpointName), ck, 0o644))
+					// The data files' sizes too: they hold what the
+					// checkpoint made durable, and recovery checks it.
+					// Only the foreground grows or creates them, and a
+					// checkpoint since deletes only files whose free
+					// the image holds.
+					copyDataFiles(t, dir, d2)
 					o2 := o
 					o2.Device = testfs.NewCrashDevice(img)
 					fs2 := mount(t, d2, o2)
@@ -638,7 +737,7 @@ func FuzzRecoverLog(f *testing.F) {
 		img := make([]byte, 64<<10)
 		copy(img, b)
 		ck := &store.Checkpoint{TailLSN: logbuf.MakeLSN(tailCycle, tailBlock%128), LogBufs: 2, LogBSize: 32 << 10, Model: meta.NewModel(0)}
-		s := xlog.ScanLog(img, recovery.WindowOf(ck))
+		s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 		_ = s.Corruption()
 		m := meta.NewModel(0)
 		recovery.Replay(s, 0, func(op *meta.Op) error { return m.Apply(op) })
@@ -721,14 +820,14 @@ func BenchmarkReplay(b *testing.B) {
 	image := dev.Image()
 	fs.Abandon()
 	ck, _ := ReadCheckpoint(dir)
-	s := xlog.ScanLog(image, recovery.WindowOf(ck))
+	s := xlog.ScanLog(image, recovery.WindowOf(ck, logbuf.CoverWhole))
 	var logBytes int64
 	for _, r := range s.Records {
 		logBytes += int64(r.Header.RecordBytes())
 	}
 	b.SetBytes(logBytes)
 	for b.Loop() {
-		s := xlog.ScanLog(image, recovery.WindowOf(ck))
+		s := xlog.ScanLog(image, recovery.WindowOf(ck, logbuf.CoverWhole))
 		m := ck.Model.Clone()
 		if _, err := recovery.Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) }); err != nil {
 			b.Fatal(err)

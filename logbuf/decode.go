@@ -97,21 +97,35 @@ func ParseHeader(b []byte) (*Header, error) {
 
 var zeroCRC [4]byte
 
-// ComputeCRC returns the CRC-32C of a record as stored (header blocks then
-// payload), reading h_crc as zero. It does not modify rec, so it takes three
-// calls (before, instead of, and after h_crc); the writer zeroes the field
-// and makes one.
-func ComputeCRC(rec []byte) uint32 {
-	crc := cksum.Update(0, rec[:offCRC])
-	crc = cksum.Update(crc, zeroCRC[:])
-	return cksum.Update(crc, rec[offCRC+4:])
+// ComputeCRC returns the CRC-32C under coverage cov of rec, a record as
+// stored: hdrLen bytes of header blocks, then the payload (h_len bytes),
+// with h_crc read as zero. It does not modify rec, so it makes three calls
+// for the record header's covered part (before, instead of, and after
+// h_crc); the writer zeroes the field and makes one.
+func ComputeCRC(rec []byte, hdrLen int, cov Coverage) uint32 {
+	return crcOf(rec[:hdrLen], rec[hdrLen:], cov)
 }
 
-// DecodeRecord verifies the record at the start of rec, unstamps its payload
-// in place and decodes its ops. rec must hold at least the whole record
-// (Header.RecordBytes); the Ops' Data alias rec.
-func DecodeRecord(rec []byte) (*Record, error) {
-	h, _, err := VerifyRecord(rec)
+// crcOf is ComputeCRC of a record whose header blocks are hdr and whose
+// payload is payload.
+func crcOf(hdr, payload []byte, cov Coverage) uint32 {
+	var buf [cksum.MaxRegions][]byte
+	regions := cov.HeaderRegions(buf[:0], hdr, len(payload))
+	first := regions[0]
+	crc := cksum.Update(0, first[:offCRC])
+	crc = cksum.Update(crc, zeroCRC[:])
+	crc = cksum.Update(crc, first[offCRC+4:])
+	for _, r := range regions[1:] {
+		crc = cksum.Update(crc, r)
+	}
+	return cksum.Update(crc, payload)
+}
+
+// DecodeRecord verifies the record at the start of rec under coverage cov,
+// unstamps its payload in place and decodes its ops. rec must hold at least
+// the whole record (Header.RecordBytes); the Ops' Data alias rec.
+func DecodeRecord(rec []byte, cov Coverage) (*Record, error) {
+	h, _, err := VerifyRecord(rec, cov)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +133,12 @@ func DecodeRecord(rec []byte) (*Record, error) {
 }
 
 // VerifyRecord parses the header of the record at the start of rec and
-// checks its CRC, changing nothing. It returns the header (nil if it does
-// not parse) and the CRC computed over the record's bytes; when that is not
-// the stored one the error wraps a *CRCError and names the record's LSN.
-func VerifyRecord(rec []byte) (*Header, uint32, error) {
+// checks its CRC under coverage cov, changing nothing; under CoverXFS it
+// also checks what the CRC does not cover (Uncovered). It returns the
+// header (nil if it does not parse) and the CRC computed over the record's
+// bytes; when that is not the stored one the error wraps a *CRCError and
+// names the record's LSN.
+func VerifyRecord(rec []byte, cov Coverage) (*Header, uint32, error) {
 	h, err := ParseHeader(rec)
 	if err != nil {
 		return nil, 0, err
@@ -131,11 +147,59 @@ func VerifyRecord(rec []byte) (*Header, uint32, error) {
 	if len(rec) < n {
 		return h, 0, fmt.Errorf("record %v: %d bytes, record needs %d", h.LSN, len(rec), n)
 	}
-	crc := ComputeCRC(rec[:n])
+	crc := ComputeCRC(rec[:n], h.HeaderBytes(), cov)
 	if crc != h.CRC {
 		return h, crc, fmt.Errorf("record %v: %w", h.LSN, &CRCError{Stored: h.CRC, Computed: crc})
 	}
+	if cov == CoverXFS {
+		if err := Uncovered(rec, h); err != nil {
+			return h, crc, err
+		}
+	}
 	return h, crc, nil
+}
+
+// Uncovered checks the bytes of the record at the start of rec (whose
+// header is h) that CoverXFS leaves out of the CRC, as the package
+// documentation (CRC coverage) requires them: the durable watermark's
+// complement beside it, the rest of the record header's h_reserved zero,
+// the covered extension headers' xh_reserved zero, and each extension
+// header past those h_len needs carrying the record's cycle and otherwise
+// zero. rec must hold the whole record.
+func Uncovered(rec []byte, h *Header) error {
+	b := rec[:BBSize]
+	if x := be.Uint64(b[offDurableX:]); x != ^uint64(h.Durable) {
+		return fmt.Errorf("record %v: durable watermark %v (h_durable_lsn, at header offset %d) disagrees with its complement %#016x (at %d): one is damaged",
+			h.LSN, h.Durable, offDurable, x, offDurableX)
+	}
+	if i := nonZero(b[offReserved:]); i >= 0 {
+		return fmt.Errorf("record %v: reserved byte %d of the record header is %#02x, want zero", h.LSN, offReserved+i, b[offReserved+i])
+	}
+	xheads := cksum.ExtHeaders(int(h.Len))
+	for x := 1; x < h.HeaderBytes()/BBSize; x++ {
+		xh := rec[x*BBSize:][:BBSize]
+		from := xoffReserved
+		if x > xheads {
+			if c := be.Uint32(xh[xoffCycle:]); c != h.Cycle {
+				return fmt.Errorf("record %v: extension header block %d (not covered by the CRC) carries cycle %d, not the record's %d", h.LSN, x, c, h.Cycle)
+			}
+			from = xoffCycleData
+		}
+		if i := nonZero(xh[from:]); i >= 0 {
+			return fmt.Errorf("record %v: byte %d of extension header block %d is %#02x, want zero (not covered by the CRC)", h.LSN, from+i, x, xh[from+i])
+		}
+	}
+	return nil
+}
+
+// nonZero returns the index of the first non-zero byte of b, or -1.
+func nonZero(b []byte) int {
+	for i, c := range b {
+		if c != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // UnpackRecord unstamps a record that VerifyRecord accepted, in place, and
@@ -238,11 +302,11 @@ func Restamp(rec []byte, lsn LSN) (int, error) {
 }
 
 // LengthDamaged reports whether the record at the start of rec verifies
-// with one bit of its h_len cleared: then every byte of it was written, and
-// only the stored length, grown by a flipped bit, reaches past its end (a
-// torn write never changes h_len, which sits in the atomic header block).
-// It does not modify rec.
-func LengthDamaged(rec []byte, h *Header) bool {
+// under coverage cov with one bit of its h_len cleared: then every byte of
+// it was written, and only the stored length, grown by a flipped bit,
+// reaches past its end (a torn write never changes h_len, which sits in the
+// atomic header block). It does not modify rec.
+func LengthDamaged(rec []byte, h *Header, cov Coverage) bool {
 	hdr := append([]byte(nil), rec[:h.HeaderBytes()]...)
 	for bit := BBShift; bit < 32; bit++ {
 		l := h.Len &^ (1 << bit)
@@ -253,10 +317,7 @@ func LengthDamaged(rec []byte, h *Header) bool {
 		if _, err := ParseHeader(hdr); err != nil {
 			continue
 		}
-		crc := cksum.Update(0, hdr[:offCRC])
-		crc = cksum.Update(crc, zeroCRC[:])
-		crc = cksum.Update(crc, hdr[offCRC+4:])
-		if cksum.Update(crc, rec[len(hdr):len(hdr)+int(l)]) == h.CRC {
+		if crcOf(hdr, rec[len(hdr):len(hdr)+int(l)], cov) == h.CRC {
 			return true
 		}
 	}

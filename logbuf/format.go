@@ -54,8 +54,23 @@ const (
 	offSize      = 320
 	offPad0      = 324
 	offDurable   = 328 // h_durable_lsn: xlogfs's durable watermark, in XFS's h_reserved
-	offReserved  = 336 // to 512
+	offDurableX  = 336 // its bitwise complement under CoverXFS (zero under CoverWhole)
+	offReserved  = 344 // to 512
 )
+
+// CRC coverage: what a record's CRC covers, a property of the store (see
+// the package documentation, CRC coverage, and cksum.Coverage).
+type Coverage = cksum.Coverage
+
+const (
+	CoverWhole = cksum.CoverWhole // every header block in full, then the payload
+	CoverXFS   = cksum.CoverXFS   // xlog_cksum's regions
+)
+
+// The header layout is XFS's, which cksum.CoverXFS knows by its sizes.
+var _ = [1]struct{}{}[offDurable-cksum.RecHeaderSize]
+var _ = [1]struct{}{}[xoffReserved-cksum.ExtHeaderSize]
+var _ = [1]struct{}{}[HeaderCycleSize-cksum.HeaderCycleSize]
 
 // Byte offsets of struct xlog_rec_ext_header fields.
 const (

@@ -13,19 +13,26 @@ var be = binary.BigEndian
 // the record as it will be written, header blocks first, so that sealing it
 // (stamp + checksum) works in place and the record is written with one call.
 //
+// Its records are checksummed under the store's coverage (NewIclog), in
+// the mode of the Summer that seals them.
+//
 // In inline mode (Start with an inline Summer) the stamping and most of the
 // checksum move from Seal to AppendOp: each op is copied with CopyUpdate,
 // every block whose first word it completes is stamped on the spot, and
-// Seal only checksums the first header block and combines it with the CRC
-// of the rest: the payload's CRC continues that of the extension header
-// blocks as Start leaves them, and the words stamping saves into them are
-// folded in as they are saved (cksum.Payload.Restart, Save).
+// Seal only checksums the header and combines it with the CRC of the rest.
+// Under CoverWhole that is the first header block: the payload's CRC
+// continues that of the extension header blocks as Start leaves them, and
+// the words stamping saves into them are folded in as they are saved
+// (cksum.Payload.Restart, Save). Under CoverXFS the covered parts of the
+// extension headers depend on the record's final length, so the payload's
+// CRC starts afresh and Seal checksums the header regions h_len needs.
 type Iclog struct {
 	buf   []byte // logbsize bytes: hsize of header blocks, then the data area
 	hsize int    // bytes of header blocks
 	off   int    // payload bytes used
 	nops  int    // op headers in the payload
 	uuid  [16]byte
+	cov   Coverage
 
 	// inline mode, from Start to Reset
 	inline  bool
@@ -43,17 +50,25 @@ type Iclog struct {
 	xvalid       bool
 }
 
-// NewIclog returns an empty iclog of logbsize bytes for filesystem uuid.
-func NewIclog(logbsize int, uuid [16]byte) (*Iclog, error) {
+// NewIclog returns an empty iclog of logbsize bytes for filesystem uuid,
+// whose records are checksummed under coverage cov.
+func NewIclog(logbsize int, uuid [16]byte, cov Coverage) (*Iclog, error) {
 	if err := CheckLogBSize(logbsize); err != nil {
 		return nil, err
+	}
+	if !cov.Valid() {
+		return nil, fmt.Errorf("unknown CRC coverage %d", cov)
 	}
 	return &Iclog{
 		buf:   make([]byte, logbsize),
 		hsize: HeaderBlocks(logbsize) * BBSize,
 		uuid:  uuid,
+		cov:   cov,
 	}, nil
 }
+
+// Coverage is the CRC coverage of the iclog's records.
+func (ic *Iclog) Coverage() Coverage { return ic.cov }
 
 // Reset empties the iclog for reuse, out of inline mode.
 func (ic *Iclog) Reset() { ic.off, ic.nops, ic.inline, ic.stamped, ic.sum = 0, 0, false, 0, nil }
@@ -73,7 +88,7 @@ func (ic *Iclog) Start(cycle uint32, sum *cksum.Summer) {
 	// saved word of an earlier record may linger there.
 	clear(ic.buf[:ic.hsize])
 	impl := sum.Impl()
-	if ic.hsize == BBSize {
+	if ic.hsize == BBSize || ic.cov != CoverWhole {
 		ic.pay.Reset(impl)
 		return
 	}
@@ -165,7 +180,7 @@ func (ic *Iclog) stampTo(end int) {
 	for ; ic.stamped*BBSize+4 <= end; ic.stamped++ {
 		saved, stamp := stampBlock(ic.buf, ic.hsize, ic.stamped, ic.cycle)
 		ic.pay.Stamp(saved, stamp)
-		if ic.stamped >= CycleDataSize { // in an extension header: the payload's prefix
+		if ic.stamped >= CycleDataSize && ic.pay.PrefixLen() > 0 { // in an extension header: the payload's prefix
 			ic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)
 		}
 	}
@@ -176,13 +191,16 @@ func (ic *Iclog) stampTo(end int) {
 // XFS v2 logs), fills the headers, stamps the cycle into the first word of
 // every payload block (xlog_pack_data) and stores the CRC computed by sum.
 // durableLSN is the durable watermark (h_durable_lsn): the newest record
-// already durable, 0 if none, below lsn. It returns the record's bytes,
-// which alias the iclog's buffer until Reset.
+// already durable, 0 if none, below lsn; under CoverXFS its complement
+// goes beside it. It returns the record's bytes, which alias the iclog's
+// buffer until Reset.
 //
 // In inline mode the payload blocks are stamped already, but for a last one
-// whose first word ends in the padding, and the CRC is the first header
-// block's combined with that of the extension headers and the payload,
-// kept since Start (Summer.Seal): one block and one shift at seal. Sealed
+// whose first word ends in the padding, and the CRC is the header's
+// combined with that of the payload kept since Start (Summer.SealRegions):
+// under CoverWhole, the first header block's, the payload's CRC including
+// the extension headers (one block and one shift at seal); under CoverXFS,
+// the header regions h_len needs, one call each, as XFS makes them. Sealed
 // at an LSN of another cycle than Start's, it puts the saved words back
 // and does all the work here, as the other modes do.
 func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum.Summer) []byte {
@@ -209,21 +227,28 @@ func (ic *Iclog) Seal(lsn, tailLSN, durableLSN LSN, prevBlock uint32, sum *cksum
 	copy(h[offUUID:offUUID+16], ic.uuid[:])
 	be.PutUint32(h[offSize:], uint32(len(ic.buf)))
 	be.PutUint64(h[offDurable:], uint64(durableLSN))
+	if ic.cov == CoverXFS {
+		be.PutUint64(h[offDurableX:], ^uint64(durableLSN))
+	}
 	for x := BBSize; x < ic.hsize; x += BBSize {
 		xh := rec[x : x+BBSize]
 		clearHeader(xh, xoffCycleData, ic.inline)
 		be.PutUint32(xh[xoffCycle:], cycle)
 	}
 	var crc uint32
+	pad := ic.buf[ic.hsize+ic.off : ic.hsize+plen]
 	switch {
-	case ic.inline && sum.Mode() == cksum.Inline:
+	case ic.inline && sum.Mode() == cksum.Inline && ic.cov == CoverWhole:
 		// The extension headers are the payload's prefix: only the
 		// first header block is left to checksum.
-		crc = sum.Seal(&ic.pay, ic.buf[ic.hsize+ic.off:ic.hsize+plen], rec[:ic.hsize-ic.pay.PrefixLen()], func() { ic.stampTo(plen) })
+		crc = sum.Seal(&ic.pay, pad, rec[:ic.hsize-ic.pay.PrefixLen()], func() { ic.stampTo(plen) })
+	case ic.inline && sum.Mode() == cksum.Inline:
+		var regions [cksum.MaxRegions][]byte
+		crc = sum.SealRegions(&ic.pay, pad, ic.cov.HeaderRegions(regions[:0], rec[:ic.hsize], plen), func() { ic.stampTo(plen) })
 	case ic.inline: // stamped at copy time, summed by another mode
-		crc = sum.PackRecord(rec, ic.hsize, func() { ic.stampTo(plen) })
+		crc = sum.PackRecord(rec, ic.hsize, ic.cov, func() { ic.stampTo(plen) })
 	default:
-		crc = sum.PackRecord(rec, ic.hsize, func() { pack(rec, ic.hsize, cycle) })
+		crc = sum.PackRecord(rec, ic.hsize, ic.cov, func() { pack(rec, ic.hsize, cycle) })
 	}
 	binary.LittleEndian.PutUint32(h[offCRC:], crc)
 	return rec

@@ -17,9 +17,11 @@ var testUUID = [16]byte{0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3,
 
 func newSummer(m cksum.Mode) *cksum.Summer { return cksum.NewSummer(m, cksum.Best()) }
 
-func mustIclog(t testing.TB, size int) *Iclog {
+func mustIclog(t testing.TB, size int) *Iclog { return mustIclogCov(t, size, CoverWhole) }
+
+func mustIclogCov(t testing.TB, size int, cov Coverage) *Iclog {
 	t.Helper()
-	ic, err := NewIclog(size, testUUID)
+	ic, err := NewIclog(size, testUUID, cov)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestHeaderFieldOffsets(t *testing.T) {
 		t.Error("xh_reserved (260..511) is not zero")
 	}
 	// Unpacking restores the payload exactly.
-	r, err := DecodeRecord(cp2(rec))
+	r, err := DecodeRecord(cp2(rec), CoverWhole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,12 @@ func cp2(b []byte) []byte { return append([]byte(nil), b...) }
 
 // sealRecord fills an iclog of size with a transaction's ops and seals it.
 func sealRecord(t testing.TB, size, payload int, m cksum.Mode, seed uint64) ([]byte, []byte) {
-	ic := mustIclog(t, size)
+	return sealRecordCov(t, size, payload, m, CoverWhole, seed)
+}
+
+// sealRecordCov is sealRecord under coverage cov.
+func sealRecordCov(t testing.TB, size, payload int, m cksum.Mode, cov Coverage, seed uint64) ([]byte, []byte) {
+	ic := mustIclogCov(t, size, cov)
 	s := newSummer(m)
 	ic.Start(3, s)
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -144,24 +151,35 @@ func TestRoundTripEverySizeAndFill(t *testing.T) {
 		capacity := ic.Capacity()
 		for _, fill := range []int{0, 1, 11, 12, 500, 511, 512, 4096, capacity / 2, capacity - OpHeaderSize - 1, capacity - OpHeaderSize} {
 			for _, m := range cksum.Modes() {
-				t.Run(fmt.Sprintf("%dK/%d/%s", size>>10, fill, m), func(t *testing.T) {
-					rec, region := sealRecord(t, size, fill, m, uint64(fill))
-					if len(rec)%BBSize != 0 {
-						t.Fatalf("record of %d bytes is not whole blocks", len(rec))
-					}
-					r, err := DecodeRecord(append([]byte(nil), rec...))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.LSN != MakeLSN(3, 64) || r.TailLSN != MakeLSN(3, 0) || r.Durable != MakeLSN(3, 40) || r.Size != uint32(size) || r.UUID != testUUID {
-						t.Errorf("header = %+v", r.Header)
-					}
-					if len(r.Ops) != 1 || r.Ops[0].TID != 1 || !bytes.Equal(r.Ops[0].Data, region) {
-						t.Fatalf("ops do not round-trip: %d ops", len(r.Ops))
-					}
-				})
+				for _, cov := range cksum.Coverages() {
+					t.Run(fmt.Sprintf("%dK/%d/%s/%s", size>>10, fill, m, cov), func(t *testing.T) {
+						roundTrip(t, size, fill, m, cov)
+					})
+				}
 			}
 		}
+	}
+}
+
+func roundTrip(t *testing.T, size, fill int, m cksum.Mode, cov Coverage) {
+	rec, region := sealRecordCov(t, size, fill, m, cov, uint64(fill))
+	if len(rec)%BBSize != 0 {
+		t.Fatalf("record of %d bytes is not whole blocks", len(rec))
+	}
+	r, err := DecodeRecord(append([]byte(nil), rec...), cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.LSN != MakeLSN(3, 64) || r.TailLSN != MakeLSN(3, 0) || r.Durable != MakeLSN(3, 40) || r.Size != uint32(size) || r.UUID != testUUID {
+		t.Errorf("header = %+v", r.Header)
+	}
+	if len(r.Ops) != 1 || r.Ops[0].TID != 1 || !bytes.Equal(r.Ops[0].Data, region) {
+		t.Fatalf("ops do not round-trip: %d ops", len(r.Ops))
+	}
+	// A record verifies under its own coverage only.
+	other := CoverWhole + CoverXFS - cov
+	if _, _, err := VerifyRecord(rec, other); err == nil {
+		t.Fatalf("a record sealed under %s coverage verifies under %s", cov, other)
 	}
 }
 
@@ -171,7 +189,10 @@ func TestSplitAcrossRecords(t *testing.T) {
 	for _, c := range []struct {
 		size int
 		mode cksum.Mode
-	}{{32 << 10, cksum.XFS}, {256 << 10, cksum.XFS}, {32 << 10, cksum.Inline}, {256 << 10, cksum.Inline}} {
+		cov  Coverage
+	}{{32 << 10, cksum.XFS, CoverWhole}, {256 << 10, cksum.XFS, CoverWhole}, {32 << 10, cksum.Inline, CoverWhole}, {256 << 10, cksum.Inline, CoverWhole},
+		{32 << 10, cksum.XFS, CoverXFS}, {256 << 10, cksum.XFS, CoverXFS}, {64 << 10, cksum.Inline, CoverXFS}, {256 << 10, cksum.Inline, CoverXFS},
+		{128 << 10, cksum.Batched, CoverXFS}, {256 << 10, cksum.Sector, CoverXFS}} {
 		size := c.size
 		r := rand.New(rand.NewPCG(9, uint64(size)))
 		regions := [][]byte{make([]byte, 100), make([]byte, 1<<20), make([]byte, 0), make([]byte, 70000)}
@@ -181,7 +202,7 @@ func TestSplitAcrossRecords(t *testing.T) {
 			}
 		}
 		var recs [][]byte
-		ic := mustIclog(t, size)
+		ic := mustIclogCov(t, size, c.cov)
 		sum := newSummer(c.mode)
 		ic.Start(1, sum)
 		block := uint32(0)
@@ -218,7 +239,7 @@ func TestSplitAcrossRecords(t *testing.T) {
 		var ra Reassembler
 		var got []Transaction
 		for _, rec := range recs {
-			dr, err := DecodeRecord(rec)
+			dr, err := DecodeRecord(rec, c.cov)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,89 +257,131 @@ func TestSplitAcrossRecords(t *testing.T) {
 		}
 		for i := range regions {
 			if !bytes.Equal(got[0].Regions[i], regions[i]) {
-				t.Errorf("logbsize %d %s: region %d (%d bytes) does not round-trip (%d bytes)", size, c.mode, i, len(regions[i]), len(got[0].Regions[i]))
+				t.Errorf("logbsize %d %s, %s coverage: region %d (%d bytes) does not round-trip (%d bytes)", size, c.mode, c.cov, i, len(regions[i]), len(got[0].Regions[i]))
 			}
 		}
 	}
 }
 
 func TestModesGiveTheSameRecord(t *testing.T) {
-	for _, size := range []int{32 << 10, 256 << 10} {
-		var first []byte
-		for _, m := range cksum.Modes() {
-			s := newSummer(m)
-			ic := mustIclog(t, size)
-			ic.Start(2, s)
-			region := bytes.Repeat([]byte("xlogfs"), ic.Capacity()/6-3)
-			ic.AppendOp(5, ClientTransaction, 0, region, false)
-			rec := ic.Seal(MakeLSN(2, 10), MakeLSN(2, 0), MakeLSN(2, 0), 0, s)
-			if first == nil {
-				first = append([]byte(nil), rec...)
-			} else if !bytes.Equal(first, rec) {
-				t.Errorf("logbsize %d: mode %s writes different bytes (CRC %#x vs %#x)", size, m,
-					binary.LittleEndian.Uint32(rec[32:]), binary.LittleEndian.Uint32(first[32:]))
-			}
-			hblks := HeaderBlocks(size)
-			var want uint64
-			switch m {
-			case cksum.Batched:
-				want = 1
-			case cksum.XFS:
-				want = uint64(2 + hblks - 1)
-			case cksum.Sector:
-				want = uint64(len(rec) / BBSize)
-			case cksum.Inline:
-				want = 2 // header blocks, and the padding after the op
-				if got := s.Stats().CopyCalls; got != 2 {
-					t.Errorf("logbsize %d mode %s: %d crc calls at copy, want 2 (op header, region)", size, m, got)
+	for _, cov := range cksum.Coverages() {
+		for _, size := range []int{32 << 10, 256 << 10} {
+			var first []byte
+			for _, m := range cksum.Modes() {
+				s := newSummer(m)
+				ic := mustIclogCov(t, size, cov)
+				ic.Start(2, s)
+				region := bytes.Repeat([]byte("xlogfs"), ic.Capacity()/6-3)
+				ic.AppendOp(5, ClientTransaction, 0, region, false)
+				rec := ic.Seal(MakeLSN(2, 10), MakeLSN(2, 0), MakeLSN(2, 0), 0, s)
+				if first == nil {
+					first = append([]byte(nil), rec...)
+				} else if !bytes.Equal(first, rec) {
+					t.Errorf("%s coverage, logbsize %d: mode %s writes different bytes (CRC %#x vs %#x)", cov, size, m,
+						binary.LittleEndian.Uint32(rec[32:]), binary.LittleEndian.Uint32(first[32:]))
+				}
+				hblks := HeaderBlocks(size)
+				plen := len(rec) - hblks*BBSize
+				xheads := (plen+HeaderCycleSize-1)/HeaderCycleSize - 1 // every extension header but the last is needed
+				var want uint64
+				switch {
+				case m == cksum.Batched && cov == CoverWhole:
+					want = 1
+				case m == cksum.Batched || m == cksum.XFS:
+					want = uint64(2 + hblks - 1) // header, extension headers, payload
+					if cov == CoverXFS {
+						want = uint64(2 + xheads)
+					}
+				case m == cksum.Sector && cov == CoverWhole:
+					want = uint64(len(rec) / BBSize)
+				case m == cksum.Sector:
+					want = uint64(1 + xheads + plen/BBSize) // 328 and 260 bytes are one piece each
+				case m == cksum.Inline:
+					want = 2 // header blocks, and the padding after the op
+					if cov == CoverXFS {
+						want = uint64(1 + xheads + 1)
+					}
+					if got := s.Stats().CopyCalls; got != 2 {
+						t.Errorf("%s coverage, logbsize %d mode %s: %d crc calls at copy, want 2 (op header, region)", cov, size, m, got)
+					}
+				}
+				if got := s.Stats().Calls; got != want {
+					t.Errorf("%s coverage, logbsize %d mode %s: %d crc calls, want %d", cov, size, m, got, want)
 				}
 			}
-			if got := s.Stats().Calls; got != want {
-				t.Errorf("logbsize %d mode %s: %d crc calls, want %d", size, m, got, want)
+		}
+	}
+}
+
+// TestEveryBitFlipDetected flips each bit of a 32 KiB record in turn: under
+// whole coverage every bit is covered by the CRC; under xfs coverage the
+// bytes it leaves out are checked instead (the watermark's complement, the
+// zero reserved bytes). The record must decode before any flip, or a
+// decoder that rejects everything would pass.
+func TestEveryBitFlipDetected(t *testing.T) {
+	for _, cov := range cksum.Coverages() {
+		rec, region := sealRecordCov(t, 32<<10, 32<<10-512-OpHeaderSize, cksum.Batched, cov, 11)
+		mustDecode(t, rec, region, cov)
+		buf := make([]byte, len(rec))
+		for i := range len(rec) * 8 {
+			copy(buf, rec)
+			buf[i/8] ^= 1 << (i % 8)
+			if _, err := DecodeRecord(buf, cov); err == nil {
+				t.Fatalf("%s coverage: flip of bit %d (byte %d) not detected", cov, i%8, i/8)
+			}
+		}
+		// and a sample across the largest record, including its
+		// extension headers: those past what h_len needs too, under xfs
+		// coverage
+		for _, plen := range []int{200000, 70000} {
+			rec, region = sealRecordCov(t, 256<<10, plen, cksum.Sector, cov, 12)
+			mustDecode(t, rec, region, cov)
+			buf = make([]byte, len(rec))
+			r := rand.New(rand.NewPCG(1, uint64(plen)))
+			for range 20000 {
+				i := r.IntN(len(rec) * 8)
+				if i%4 == 0 {
+					i = r.IntN(8 * 512 * 8) // the header blocks, more often
+				}
+				copy(buf, rec)
+				buf[i/8] ^= 1 << (i % 8)
+				_, err := DecodeRecord(buf, cov)
+				if err == nil {
+					t.Fatalf("%s coverage, 256K record: flip of bit %d not detected", cov, i)
+				}
+				var ce *CRCError
+				if i/8 >= 512 && covered(rec, i/8, cov) && !errors.As(err, &ce) {
+					t.Fatalf("%s coverage, 256K record: flip at byte %d gave %v, want a CRC error", cov, i/8, err)
+				}
 			}
 		}
 	}
 }
 
-// TestEveryBitFlipDetected flips each bit of a 32 KiB record's covered bytes
-// (all of them: header blocks in full and the payload) in turn. The record
-// must decode before any flip, or a decoder that rejects everything would
-// pass.
-func TestEveryBitFlipDetected(t *testing.T) {
-	rec, region := sealRecord(t, 32<<10, 32<<10-512-OpHeaderSize, cksum.Batched, 11)
-	mustDecode(t, rec, region)
-	buf := make([]byte, len(rec))
-	for i := range len(rec) * 8 {
-		copy(buf, rec)
-		buf[i/8] ^= 1 << (i % 8)
-		if _, err := DecodeRecord(buf); err == nil {
-			t.Fatalf("flip of bit %d (byte %d) not detected", i%8, i/8)
-		}
+// covered reports whether byte off of the record rec is in the CRC under
+// cov (the cycle word of an extension header after the covered ones is
+// not, and is checked as a cycle word).
+func covered(rec []byte, off int, cov Coverage) bool {
+	if cov == CoverWhole {
+		return true
 	}
-	// and a sample across the largest record, including its extension headers
-	rec, region = sealRecord(t, 256<<10, 200000, cksum.Sector, 12)
-	mustDecode(t, rec, region)
-	buf = make([]byte, len(rec))
-	r := rand.New(rand.NewPCG(1, 1))
-	for range 20000 {
-		i := r.IntN(len(rec) * 8)
-		copy(buf, rec)
-		buf[i/8] ^= 1 << (i % 8)
-		_, err := DecodeRecord(buf)
-		if err == nil {
-			t.Fatalf("256K record: flip of bit %d not detected", i)
-		}
-		var ce *CRCError
-		if i/8 >= 512 && !errors.As(err, &ce) {
-			t.Fatalf("256K record: flip at byte %d gave %v, want a CRC error", i/8, err)
-		}
+	h, _ := ParseHeader(rec)
+	hsize := h.HeaderBytes()
+	if off >= hsize {
+		return true
 	}
+	blk, in := off/BBSize, off%BBSize
+	if blk == 0 {
+		return in < 328
+	}
+	return blk <= (int(h.Len)+HeaderCycleSize-1)/HeaderCycleSize-1 && in < 260
 }
 
-// mustDecode fails the test unless rec decodes to one op holding region.
-func mustDecode(t *testing.T, rec, region []byte) {
+// mustDecode fails the test unless rec decodes under cov to one op holding
+// region.
+func mustDecode(t *testing.T, rec, region []byte, cov Coverage) {
 	t.Helper()
-	r, err := DecodeRecord(cp2(rec))
+	r, err := DecodeRecord(cp2(rec), cov)
 	if err != nil {
 		t.Fatalf("the unflipped record does not decode: %v", err)
 	}
@@ -332,7 +395,13 @@ func mustDecode(t *testing.T, rec, region []byte) {
 // repairs (cycle words, one bit of h_len) under which a damaged record
 // verifies, proving every block was written.
 func TestCycleEvidence(t *testing.T) {
-	rec, region := sealRecord(t, 64<<10, 40000, cksum.Batched, 5) // 2 header blocks, 79 payload blocks
+	for _, cov := range cksum.Coverages() {
+		t.Run(cov.String(), func(t *testing.T) { cycleEvidence(t, cov) })
+	}
+}
+
+func cycleEvidence(t *testing.T, cov Coverage) {
+	rec, region := sealRecordCov(t, 64<<10, 40000, cksum.Batched, cov, 5) // 2 header blocks, 79 payload blocks
 	h, err := ParseHeader(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -363,10 +432,10 @@ func TestCycleEvidence(t *testing.T) {
 	}
 	rs := cp2(torn)
 	Restamp(rs, lsn)
-	if _, err := DecodeRecord(rs); err == nil {
+	if _, err := DecodeRecord(rs, cov); err == nil {
 		t.Fatal("a torn record verifies after restamping")
 	}
-	if LengthDamaged(torn, h) {
+	if LengthDamaged(torn, h, cov) {
 		t.Fatal("a torn record verifies with a shorter h_len")
 	}
 
@@ -381,7 +450,7 @@ func TestCycleEvidence(t *testing.T) {
 		if n, err := Restamp(bad, lsn); err != nil || n != 1 {
 			t.Fatalf("flip at %d: Restamp changed %d (%v), want 1", off, n, err)
 		}
-		mustDecode(t, bad, region)
+		mustDecode(t, bad, region, cov)
 	}
 
 	// A flipped high bit of h_len that makes the record look longer: its
@@ -397,17 +466,17 @@ func TestCycleEvidence(t *testing.T) {
 	if len(Uncarried(grown, gh)) == 0 {
 		t.Fatal("a grown h_len reaches no uncarried block")
 	}
-	if !LengthDamaged(grown, gh) {
+	if !LengthDamaged(grown, gh, cov) {
 		t.Fatal("a record with a flipped h_len bit is not recognised as whole")
 	}
-	if LengthDamaged(long, h) {
+	if LengthDamaged(long, h, cov) {
 		t.Fatal("an intact record claims a damaged length")
 	}
 
 	// DecodeDamaged still names what a record with a payload bit flipped held.
 	bad := cp2(rec)
 	bad[3*BBSize+100] ^= 1
-	if _, err := DecodeRecord(cp2(bad)); err == nil {
+	if _, err := DecodeRecord(cp2(bad), cov); err == nil {
 		t.Fatal("flipped payload verifies")
 	}
 	d, err := DecodeDamaged(bad)
@@ -467,39 +536,55 @@ func TestReassemblerRejectsBadSequences(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	// Seeds stay small (the fuzzer slows to a crawl on inputs of tens of
 	// KiB); a 64 KiB iclog's record still has an extension header block.
-	for _, size := range []int{32 << 10, 64 << 10} {
-		rec, _ := sealRecord(f, size, 700, cksum.Batched, 2)
-		f.Add(rec)
+	for _, cov := range cksum.Coverages() {
+		for _, size := range []int{32 << 10, 64 << 10} {
+			rec, _ := sealRecordCov(f, size, 700, cksum.Batched, cov, 2)
+			f.Add(rec)
+			// Shorter than the record its header describes: cut one
+			// block short, or an h_size claiming more header blocks.
+			f.Add(rec[:len(rec)-BBSize])
+			for big := 2 * size; big <= MaxLogBSize; big *= 4 {
+				b := bytes.Clone(rec)
+				be.PutUint32(b[offSize:], uint32(big))
+				f.Add(b)
+			}
+		}
 	}
 	f.Add(make([]byte, 512))
 	f.Add([]byte{0xfe, 0xed, 0xba, 0xbe})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in := bytes.Clone(b)
-		if h, _, err := VerifyRecord(b); h != nil && len(b) >= h.RecordBytes() {
-			Uncarried(b, h)
-			LengthDamaged(b, h)
-			if err == nil && len(Uncarried(b, h)) > 0 {
-				t.Fatal("a record that verifies has blocks not carrying its cycle")
-			}
+		for _, cov := range cksum.Coverages() {
+			fuzzDecode(t, bytes.Clone(b), cov)
 		}
-		DecodeDamaged(b)
-		if len(b) >= BBSize {
-			Identity(b, MakeLSN(1, 0))
-		}
-		if !bytes.Equal(b, in) {
-			t.Fatal("a read-only check changed its input")
-		}
-		Restamp(bytes.Clone(b), MakeLSN(3, 64))
-		r, err := DecodeRecord(b)
-		if err == nil && r.RecordBytes() > len(b) {
-			t.Fatal("decoded a record longer than its input")
-		}
-		var ra Reassembler
-		if err == nil {
-			ra.Add(r.LSN, r.Ops) // must not panic either
-		}
-		DecodeOps(b, len(b)/OpHeaderSize+1)
 	})
+}
+
+func fuzzDecode(t *testing.T, b []byte, cov Coverage) {
+	in := bytes.Clone(b)
+	if h, _, err := VerifyRecord(b, cov); h != nil && len(b) >= h.RecordBytes() {
+		Uncarried(b, h)
+		LengthDamaged(b, h, cov)
+		if err == nil && len(Uncarried(b, h)) > 0 {
+			t.Fatalf("%s coverage: a record that verifies has blocks not carrying its cycle", cov)
+		}
+	}
+	DecodeDamaged(b)
+	if len(b) >= BBSize {
+		Identity(b, MakeLSN(1, 0))
+	}
+	if !bytes.Equal(b, in) {
+		t.Fatal("a read-only check changed its input")
+	}
+	Restamp(bytes.Clone(b), MakeLSN(3, 64))
+	r, err := DecodeRecord(b, cov)
+	if err == nil && r.RecordBytes() > len(b) {
+		t.Fatal("decoded a record longer than its input")
+	}
+	var ra Reassembler
+	if err == nil {
+		ra.Add(r.LSN, r.Ops) // must not panic either
+	}
+	DecodeOps(b, len(b)/OpHeaderSize+1)
 }
 
 // BenchmarkSeal fills and seals a 256 KiB record: the copy into the iclog
@@ -526,7 +611,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(rec)))
 	for b.Loop() {
 		copy(buf, rec)
-		if _, err := DecodeRecord(buf); err != nil {
+		if _, err := DecodeRecord(buf, CoverWhole); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -538,7 +623,7 @@ func BenchmarkDecode(b *testing.B) {
 func TestCRCErrorNamesRecord(t *testing.T) {
 	rec, _ := sealRecord(t, 32<<10, 1000, cksum.Batched, 5)
 	rec[BBSize+100] ^= 0x40 // a payload byte
-	h, crc, err := VerifyRecord(rec)
+	h, crc, err := VerifyRecord(rec, CoverWhole)
 	var ce *CRCError
 	if !errors.As(err, &ce) {
 		t.Fatalf("VerifyRecord of a damaged record: %v, want a *CRCError", err)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,4 +332,55 @@ func TestMetadataOracles(t *testing.T) {
 			checkStore(t, store, true)
 		})
 	}
+}
+
+// TestTimesClampedToStoreRange sets times the store cannot hold (before
+// 1677-09-21 and after 2262-04-11: nanoseconds since the epoch in an
+// int64, journal.MinTime..MaxTime) and reads back the nearest it can, as
+// ext4 clamps to its range, after a remount too; a time that wrapped
+// around (2300 read back as 1715) is the bug. Times inside the range keep
+// every nanosecond.
+func TestTimesClampedToStoreRange(t *testing.T) {
+	requireFUSE(t)
+	t.Parallel()
+	minT, maxT := time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+	cases := []struct {
+		name     string
+		set      time.Time
+		readBack time.Time
+	}{
+		{"1600", time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), minT},
+		{"2300", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), maxT},
+		{"2^40s", time.Unix(1<<40, 0), maxT},
+		{"-2^40s", time.Unix(-1<<40, 0), minT},
+		{"first", minT, minT},
+		{"last", maxT, maxT},
+		{"1700", time.Date(1700, 6, 1, 1, 2, 3, 456789012, time.UTC), time.Date(1700, 6, 1, 1, 2, 3, 456789012, time.UTC)},
+		{"2262-04-11", time.Date(2262, 4, 11, 0, 0, 0, 1, time.UTC), time.Date(2262, 4, 11, 0, 0, 0, 1, time.UTC)},
+	}
+	store, mnt := newStore(t)
+	m := mountDaemon(t, store, mnt)
+	for _, c := range cases {
+		p := filepath.Join(mnt, c.name)
+		mustOK(t, os.WriteFile(p, nil, 0o644))
+		at := unix.Timespec{Sec: c.set.Unix(), Nsec: int64(c.set.Nanosecond())}
+		mustOK(t, unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{at, at}, 0))
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, c := range cases {
+			st, err := statStamp(filepath.Join(mnt, c.name))
+			mustOK(t, err)
+			if !st.atime.Equal(c.readBack) || !st.mtime.Equal(c.readBack) {
+				t.Errorf("%s: set %v, read back atime %v mtime %v; want %v",
+					when, c.set.UTC(), st.atime.UTC(), st.mtime.UTC(), c.readBack.UTC())
+			}
+		}
+	}
+	check("mounted")
+	m.unmount(t)
+	m = m.remount(t)
+	check("after remount")
+	m.unmount(t)
+	checkStore(t, store, true)
 }

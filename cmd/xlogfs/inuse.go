@@ -121,12 +121,37 @@ func (e *errInUse) Error() string {
 	if len(e.holders) > 0 {
 		fmt.Fprintf(&b, " (locked by %s)", strings.Join(e.holders, ", "))
 	}
-	if len(e.mounts) > 0 {
+	switch {
+	case len(e.mounts) > 0:
 		fmt.Fprintf(&b, "; unmount it first (xlogfs umount %s)", e.mounts[0])
-	} else {
+	case e.waited > 0:
 		b.WriteString("; try again when it is done, or give --wait more time")
+	default:
+		b.WriteString("; try again when it is done")
 	}
 	return b.String()
+}
+
+// refuseMounted returns an *errInUse if the store in dir is mounted, by
+// the mount table: with the lock or without it, as a hung daemon may have
+// let go of it and still be mounted. Commands that change a store (mkfs,
+// a superblock rebuild) ask this first, then take the store's lock.
+func refuseMounted(dir string) error {
+	if mounts := storeMounts(dir); len(mounts) > 0 {
+		return &errInUse{dir: dir, mounts: mounts, holders: lockHolders(dir)}
+	}
+	return nil
+}
+
+// inUseOf turns a *journal.InUseError (the store's lock is held) into the
+// command's *errInUse, which says where the store is mounted and which
+// process holds it; any other error is returned as it is.
+func inUseOf(dir string, err error) error {
+	var iu *journal.InUseError
+	if errors.As(err, &iu) {
+		return &errInUse{dir: dir, mounts: storeMounts(dir), holders: lockHolders(dir)}
+	}
+	return err
 }
 
 // waitForStore returns once nothing holds the store's lock. A store that

@@ -53,11 +53,13 @@ type jsonTransaction struct {
 	Start   string   `json:"start_lsn"`
 	Commit  string   `json:"commit_lsn,omitempty"`
 	Ops     []string `json:"ops"`
+	Items   []string `json:"items,omitempty"` // the XFS log items after the op (--log-items xfs)
 	Unmount bool     `json:"unmount,omitempty"`
 }
 
 type jsonLog struct {
 	Store        string            `json:"store"`
+	CRCCoverage  string            `json:"crc_coverage"` // what the records' CRCs cover: the store's (mkfs --crc)
 	TailLSN      string            `json:"tail_lsn"`
 	HeadLSN      string            `json:"head_lsn"`
 	Clean        bool              `json:"clean"`
@@ -81,6 +83,7 @@ type jsonLogStats struct {
 	PaddingBytes int64        `json:"padding_bytes"` // to the record's last block
 	Transactions int          `json:"transactions"`
 	Ops          []jsonOpStat `json:"ops"`
+	Items        []jsonOpStat `json:"items,omitempty"` // XFS log items by type: count, and bytes of their regions
 }
 
 type jsonOpStat struct {
@@ -93,7 +96,9 @@ const logprintAbout = `
 Prints the store's log, one line per record: LSN (cycle,block), length,
 op count, stored and computed CRC, the durable watermark (the log was
 durable up to that LSN when the record was written), status. By default
-from the checkpoint's tail to the head: what a mount would replay.
+from the checkpoint's tail to the head: what a mount would replay. The
+CRCs are computed under the store's CRC coverage (mkfs --crc: whole or
+xfs), which the first line names.
 
 --all walks every record still in the log file, as xfs_logprint does:
 also those behind the tail, which checkpoints have made history but no
@@ -239,14 +244,32 @@ func recordJSON(r *journal.ScannedRecord, withOps bool, keep func(logbuf.Op) boo
 		j.Error, j.OK = r.Err.Error(), false
 	}
 	if withOps && r.Record != nil {
+		// A transaction's regions after its op are XFS log items: an
+		// item's format region says how many regions it takes, and the
+		// rest are its body (an inode core, buffer chunks).
+		type itemLeft struct {
+			name       string
+			left, size int
+		}
+		items := map[uint32]itemLeft{}
 		for _, op := range r.Record.Ops {
+			whole := op.ClientID == logbuf.ClientTransaction && len(op.Data) > 0 && op.Flags&(logbuf.FlagContinue|logbuf.FlagWasCont) == 0
 			if !keep(op) {
 				continue
 			}
 			jo := jsonOp{TID: fmt.Sprintf("%#x", op.TID), Len: len(op.Data), ClientID: clientName(op.ClientID), Flags: logbuf.FlagString(op.Flags)}
-			if op.ClientID == logbuf.ClientTransaction && len(op.Data) > 0 && op.Flags&(logbuf.FlagContinue|logbuf.FlagWasCont) == 0 {
-				if d, err := journal.DecodeOp(op.Data); err == nil {
+			if whole {
+				it := items[op.TID]
+				if it.left > 0 {
+					jo.Op = fmt.Sprintf("%s: region %d of %d", it.name, it.size-it.left+1, it.size)
+					it.left--
+					items[op.TID] = it
+				} else if d, err := journal.DecodeOp(op.Data); err == nil {
 					jo.Op = d.String()
+				} else if desc, n, ok := journal.DescribeLogItemFormat(op.Data); ok {
+					jo.Op = "item " + desc
+					name, _, _ := strings.Cut(desc, " ")
+					items[op.TID] = itemLeft{name: name + " item", left: n - 1, size: n}
 				} else {
 					jo.Op = "undecodable: " + err.Error()
 				}
@@ -275,14 +298,15 @@ type logOptions struct {
 
 // logTxn is a transaction reassembled from the records, its ops decoded.
 type logTxn struct {
-	t   logbuf.Transaction
-	ops []journal.Op // decoded regions
-	bad []string     // regions that do not decode
-	raw [][]byte     // the decoded regions' bytes, as ops
+	t     logbuf.Transaction
+	ops   []journal.Op      // decoded regions
+	bad   []string          // regions that do not decode
+	raw   [][]byte          // the decoded regions' bytes, as ops
+	items []journal.LogItem // the XFS log items after the op
 }
 
 func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
-	out := jsonLog{Store: dir, TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
+	out := jsonLog{Store: dir, CRCCoverage: rep.Superblock.Coverage.String(), TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
 	type entry struct {
 		r     *journal.ScannedRecord
 		where string
@@ -315,11 +339,16 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 		done, err := ra.Add(e.r.LSN(), e.r.Record.Ops)
 		for _, t := range done {
 			lt := logTxn{t: t}
-			for _, reg := range t.Regions {
-				if op, err := journal.DecodeOp(reg); err == nil {
-					lt.ops, lt.raw = append(lt.ops, op), append(lt.raw, reg)
+			if len(t.Regions) > 0 {
+				if op, err := journal.DecodeOp(t.Regions[0]); err == nil {
+					lt.ops, lt.raw = append(lt.ops, op), append(lt.raw, t.Regions[0])
 				} else {
 					lt.bad = append(lt.bad, "undecodable: "+err.Error())
+				}
+				items, err := journal.ParseLogItemRegions(t.Regions[1:])
+				lt.items = items
+				if err != nil {
+					lt.bad = append(lt.bad, "bad log items: "+err.Error())
 				}
 			}
 			txns = append(txns, lt)
@@ -371,8 +400,8 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 		case r == rep.Bad:
 			j.Status, j.OK = "torn", false
 			out.Status = "torn"
-			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write (it may have been in flight: %d record(s) from it on, at most %d in flight); mounting cuts the log here (%d later in-flight records and %d committed transactions dropped)",
-				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), len(rep.AtStake))
+			out.Error = fmt.Sprintf("bad record at LSN %v (log offset %d): %v — a torn write (it may have been in flight: records from it on: %d, at most %d in flight); mounting cuts the log here (%d later in-flight records and %s dropped)",
+				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, rep.InFlight, rep.LogBufs, len(rep.Later), rep.Stake().Count())
 		case r.Err != nil:
 			j.Status = "bad"
 		}
@@ -418,6 +447,9 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 			for _, op := range t.ops {
 				jt.Ops = append(jt.Ops, op.String())
 			}
+			for _, it := range t.items {
+				jt.Items = append(jt.Items, it.String())
+			}
 			jt.Ops = append(jt.Ops, t.bad...)
 			out.Transactions = append(out.Transactions, jt)
 		}
@@ -439,6 +471,7 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 				st.Ops = append(st.Ops, *s)
 			}
 		}
+		st.Items = itemStats(txns, f)
 	}
 	return out
 }
@@ -454,7 +487,7 @@ func wholeOp(op logbuf.Op) (journal.Op, bool) {
 }
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
-	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)))
+	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)), l.CRCCoverage)
 	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s %-12s %-5s  %s\n", "LSN", "len", "ops", "crc", "computed", "durable", "where", "status")
 	live, old := 0, 0
 	for _, r := range l.Records {
@@ -489,6 +522,9 @@ func printLog(w io.Writer, l jsonLog, ops, txs bool) {
 				continue
 			}
 			fmt.Fprintf(w, "  tid %s %s..%s: %s\n", t.TID, t.Start, t.Commit, joinOps(t.Ops))
+			for _, it := range t.Items {
+				fmt.Fprintf(w, "      %s\n", it)
+			}
 		}
 	}
 	if s := l.Stats; s != nil {
@@ -536,6 +572,58 @@ func printLogStats(w io.Writer, s *jsonLogStats) {
 	}
 	fmt.Fprintf(tw, "total\t%d\t\t%d\t\t\n", count, bytes)
 	tw.Flush()
+	if len(s.Items) > 0 {
+		var n, b int64
+		for _, it := range s.Items {
+			n += int64(it.Count)
+			b += it.Bytes
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "log item\tcount\t(%)\tbytes\t(%)\t")
+		for _, it := range s.Items {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t\n", it.Type, it.Count, pct(int64(it.Count), n), it.Bytes, pct(it.Bytes, b))
+		}
+		fmt.Fprintf(tw, "total\t%d\t\t%d\t\t\n", n, b)
+		tw.Flush()
+	}
+}
+
+// itemStats counts the XFS log items of the transactions kept, by type
+// (the word their description starts with), in order of bytes.
+func itemStats(txns []logTxn, f logFilter) []jsonOpStat {
+	by := map[string]*jsonOpStat{}
+	for _, t := range txns {
+		if !f.inRange(t.t.Commit) {
+			continue
+		}
+		for _, it := range t.items {
+			name, _, _ := strings.Cut(it.String(), " ")
+			if it.Type == 0 {
+				name = "trans-header"
+			} else if name == "buf" {
+				name += " " + strings.Fields(it.String())[1]
+			}
+			s := by[name]
+			if s == nil {
+				s = &jsonOpStat{Type: name}
+				by[name] = s
+			}
+			s.Count++
+			s.Bytes += int64(it.Bytes + it.Regions*logbuf.OpHeaderSize)
+		}
+	}
+	var out []jsonOpStat
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b jsonOpStat) int {
+		if a.Bytes != b.Bytes {
+			return int(b.Bytes - a.Bytes)
+		}
+		return strings.Compare(a.Type, b.Type)
+	})
+	return out
 }
 
 func joinOps(ops []string) string {

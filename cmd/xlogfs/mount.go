@@ -71,6 +71,14 @@ daemon's messages go to syslog, or to --log): for looking at a store, or a
 copy of one, exactly as it is (a store on a read-only filesystem mounts
 too).
 
+A regular file whose data file (DIR/data/<inode>) lacks bytes the store had
+made durable, deleted or cut outside xlogfs, is corruption: the mount
+refuses, naming each such inode, a path of it and its data file ("xlogfs
+check" lists them too). --allow-missing-data mounts anyway: those files
+fail reads and writes with EIO, never reading as zeros, until truncated to
+0 or removed, and their data files are left as they are, so the next mount
+without the flag refuses again. --ro --norecovery is refused alike.
+
 Measuring aids: --flush-latency D makes every log flush and data-file sync
 take exactly D (the real flush, then a wait for the rest of D; a flush
 slower than D by itself is counted as an overrun in .stats), so that fsync
@@ -89,6 +97,7 @@ type mountFlags struct {
 	pprofAny, allowOther, fg bool
 	debug, directIO          bool
 	nonempty, ro, norecovery bool
+	allowMissingData         bool
 	ckptInterval, timeout    time.Duration
 	logForce                 time.Duration
 	flushLatency             time.Duration
@@ -97,6 +106,7 @@ type mountFlags struct {
 	passthrough              string
 	transport                string
 	immediate                *sizeFlag
+	logItems                 string
 }
 
 func runMount(args []string) error {
@@ -104,6 +114,7 @@ func runMount(args []string) error {
 	var f mountFlags
 	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs, sector or inline (as ops are copied into the log)")
 	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
+	fs.StringVar(&f.logItems, "log-items", "xfs", "what each transaction logs beside its logical op: xfs (the inode cores, dirty buffer chunks and extent frees XFS would log for it, so records are the size XFS's are) or logical (the op alone, the compact log); a store mounts with either, whichever wrote its log")
 	f.logbsize = &sizeFlag{}
 	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k, a power of two (default: the store's, set at mkfs)")
 	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
@@ -117,6 +128,7 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.nonempty, "nonempty", false, "mount over a MOUNTPOINT that holds files (they are hidden while mounted)")
 	fs.BoolVar(&f.ro, "ro", false, "mount read-only: recover the log, then refuse every change (EROFS)")
 	fs.BoolVar(&f.norecovery, "norecovery", false, "with --ro: replay the log in memory only and write nothing to the store")
+	fs.BoolVar(&f.allowMissingData, "allow-missing-data", false, "mount a store whose data files lack durable bytes (deleted or cut outside xlogfs): those files fail reads and writes with EIO")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
 	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
 		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
@@ -172,6 +184,9 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
 		return o, fs.usagef("--journal: %v", err)
 	}
+	if o.LogItems, err = journal.ParseLogItems(f.logItems); err != nil {
+		return o, fs.usagef("--log-items: %v", err)
+	}
 	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
 		return o, fs.usagef("--cksum-impl: %v", err)
 	}
@@ -198,6 +213,7 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 		return o, fs.usagef("--norecovery needs --ro: a mount that skipped recovery must not write")
 	}
 	o.ReadOnly, o.NoRecovery = f.ro, f.norecovery
+	o.AllowMissingData = f.allowMissingData
 	pt, err := fusefs.ParsePassthrough(f.passthrough)
 	if err != nil {
 		return o, fs.usagef("--passthrough: %v", err)
@@ -545,6 +561,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		rep.logf("mounted %s: recovered %d records, replayed %d transactions, dropped %d incomplete, in %v",
 			dir, r.Records, r.Transactions, r.Dropped, time.Since(start).Round(time.Millisecond))
 	}
+	rep.logf("log records checksummed in %s mode under the store's %s CRC coverage", jfs.Options().Mode, jfs.Superblock().Coverage)
 	publishStats(jfs)
 	// The mount table names the store by its absolute path (runMount made
 	// it so), by which check, logprint and umount find the store's mount.
@@ -569,6 +586,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 		unmountOrDetach(server.Unmount, mnt, rep.logf)
 	}()
 	rep.done(nil, logPath, f.syslog)
+	logMissingData(rep.logf, jfs.Recovery().Missing)
 	server.Wait()
 	if err := jfs.Close(); err != nil {
 		return fmt.Errorf("unmount of %s: %w", dir, err)

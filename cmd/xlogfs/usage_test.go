@@ -59,6 +59,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mount", "--cksum-mode", "foo", "a", "b"}, `--cksum-mode: unknown checksum mode "foo" (want batched, xfs, sector or inline)`},
 		{[]string{"mount", "--cksum-mode"}, "flag needs an argument: --cksum-mode"},
 		{[]string{"mount", "--journal", "all", "a", "b"}, `--journal: unknown journal mode "all" (want meta or data)`},
+		{[]string{"mount", "--log-items", "physical", "a", "b"}, `--log-items: unknown log items "physical" (want xfs or logical)`},
 		{[]string{"mount", "--transport", "splice", "a", "b"}, `--transport: unknown transport "splice" (want classic, uring or auto)`},
 		{[]string{"mount", "--logbsize", "12q", "a", "b"}, `invalid value "12q" for --logbsize: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mount", "--logbsize", "48k", "a", "b"}, "--logbsize 48k: want a power of two from 32k to 256k"},

@@ -28,10 +28,16 @@
 //     the tail moves (SyncDirty); a freed inode's data file is deleted once
 //     its free is durable, and not before (Reap), whether or not a
 //     checkpoint follows.
+//   - So a data file always holds at least what the last checkpoint made
+//     durable, unless the replayed log frees its inode, which recovery
+//     checks; a file whose data file lost such
+//     bytes outside xlogfs, mounted anyway, is marked (MarkMissing, in
+//     memory) and fails reads and writes with EIO instead of showing zeros,
+//     until a truncate to 0 (missing.go).
 //
 // Within it: O_DIRECT writes (direct.go), immediate writes logged with
 // their bytes (immediate.go), kernel passthrough and the size-follows mark
 // (passthrough.go), NoRecovery's overlay of replayed bytes on reads
-// (overlay.go), and the emulated flush latency of a measuring mount
-// (flush.go).
+// (overlay.go), files whose data is missing (missing.go), and the emulated
+// flush latency of a measuring mount (flush.go).
 package datafile

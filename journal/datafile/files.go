@@ -147,6 +147,10 @@ type Inode struct {
 	dataDirty bool            // data file written since the last fdatasync
 	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
 	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
+	// dataMissing: the data file lacked bytes that were durable when the
+	// store was mounted (missing.go); reads and changes fail with EIO
+	// until a truncate to 0.
+	dataMissing bool
 	// What fsync's write-back without a flush needs (WriteBack): the size
 	// the last fdatasync of the open data file synced (-1: none yet), how
 	// much of it was written in place then, and whether the journal
@@ -462,13 +466,19 @@ func (f *Files) Reap(durable logbuf.LSN) int {
 // checkpoint that follows moves the tail past the records holding those
 // bytes; and those it cut to size, because what lies past a file's end
 // (bytes of writes the log lost) must not come back inside it when a later
-// write extends the file and a crash then loses the cut.
+// write extends the file and a crash then loses the cut. A data file
+// shorter than its file's size (writes the log holds whose bytes the crash
+// lost: never acknowledged) is extended, and a missing one made, so that
+// the checkpoint's sizes are every data file's at least, as a checkpoint
+// always leaves them (missing.go). An inode marked missing (MarkMissing)
+// keeps its data file as it is, or none.
 func (f *Files) Reconcile(m *meta.Model, replayed map[meta.Ino]bool) error {
 	st := f.cfg.Store
 	names, err := st.ReadDir(f.cfg.Dir)
 	if err != nil {
 		return err
 	}
+	have := make(map[meta.Ino]bool, len(names))
 	for _, name := range names {
 		n, perr := strconv.ParseUint(name, 10, 64)
 		in := m.Inodes[meta.Ino(n)]
@@ -479,23 +489,43 @@ func (f *Files) Reconcile(m *meta.Model, replayed map[meta.Ino]bool) error {
 			}
 			continue
 		}
+		have[in.Ino] = true
+		if f.Missing(in.Ino) {
+			continue
+		}
 		info, err := st.Stat(path)
 		if err != nil {
 			return err
 		}
 		if info.Size() != in.Size || replayed[meta.Ino(n)] {
-			err := f.With(meta.Ino(n), false, func(file store.StoreFile) error {
-				if info.Size() != in.Size {
-					if err := file.Truncate(in.Size); err != nil {
-						return err
-					}
-				}
-				return file.Datasync()
-			})
-			if err != nil {
-				return fmt.Errorf("recovering data file %s: %w", path, err)
+			if err := f.setSize(in, info.Size() != in.Size, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ino := range slices.Sorted(maps.Keys(m.Inodes)) {
+		if in := m.Inodes[ino]; in.IsRegular() && in.Size > 0 && !have[ino] && !f.Missing(ino) {
+			if err := f.setSize(in, true, true); err != nil {
+				return err
 			}
 		}
 	}
 	return st.SyncDir(f.cfg.Dir)
+}
+
+// setSize sets in's data file to its size if cut (creating it if create
+// is set), and syncs it: Reconcile's.
+func (f *Files) setSize(in *meta.Inode, cut, create bool) error {
+	err := f.With(in.Ino, create, func(file store.StoreFile) error {
+		if cut {
+			if err := file.Truncate(in.Size); err != nil {
+				return err
+			}
+		}
+		return file.Datasync()
+	})
+	if err != nil {
+		return fmt.Errorf("recovering data file %s: %w", f.Path(in.Ino), err)
+	}
+	return nil
 }

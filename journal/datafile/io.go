@@ -14,7 +14,8 @@ import (
 // Read reads from a regular file at off. Bytes past the data file's end
 // but inside the file's size (a file extended by truncate) read as zeros,
 // and so does a file without a data file yet: a read never creates one, so
-// reads work on a full disk and on a journal that has stopped.
+// reads work on a full disk and on a journal that has stopped. A file
+// whose data file lost durable bytes (missing.go) reads nothing: EIO.
 func (f *Files) Read(ino meta.Ino, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
@@ -25,6 +26,9 @@ func (f *Files) Read(ino meta.Ino, p []byte, off int64) (int, error) {
 	st := f.State(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := f.missingErr(ino, st); err != nil {
+		return 0, err
+	}
 	defer st.doneWithFile()
 	file, err := f.openFile(ino, st, false)
 	size := f.size(ino)
@@ -64,6 +68,9 @@ func (f *Files) Write(ino meta.Ino, p []byte, off int64, direct bool) (int, erro
 	st := f.State(ino)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := f.missingErr(ino, st); err != nil {
+		return 0, err // its bytes are unknown: nothing is written over them
+	}
 	defer st.doneWithFile()
 	file, err := f.fileToChange(ino, st)
 	if err != nil {
@@ -156,16 +163,21 @@ func (f *Files) writeChangesNothing(ino meta.Ino, end int64) bool {
 }
 
 // changing takes ino's lock for a change of its data file by the journal
-// (a truncate, a fallocate), unless the engine refuses changes: it first
-// learns what the kernel did to the data file, and returns it with any cut
-// a shrink owes made. done closes the data file again if nobody has the
-// inode open, and drops the lock.
-func (f *Files) changing(ino meta.Ino) (st *Inode, file store.StoreFile, done func(), err error) {
+// (a truncate, a fallocate), unless the engine refuses changes or the
+// inode's data is missing (missing.go; toZero: the change is a truncate to
+// 0, which may go on): it first learns what the kernel did to the data
+// file, and returns it with any cut a shrink owes made. done closes the
+// data file again if nobody has the inode open, and drops the lock.
+func (f *Files) changing(ino meta.Ino, toZero bool) (st *Inode, file store.StoreFile, done func(), err error) {
 	if err := f.e.Refused(); err != nil {
 		return nil, nil, nil, err // a change refused touches nothing
 	}
 	st = f.State(ino)
 	st.mu.Lock()
+	if err := f.missingErr(ino, st); err != nil && !toZero {
+		st.mu.Unlock()
+		return nil, nil, nil, err
+	}
 	done = func() {
 		st.doneWithFile()
 		st.mu.Unlock()
@@ -194,12 +206,21 @@ func (f *Files) Truncate(ino meta.Ino, size int64, commit func() (logbuf.LSN, er
 	if size < 0 {
 		return syscall.EINVAL
 	}
-	st, file, done, err := f.changing(ino)
+	st, file, done, err := f.changing(ino, size == 0)
 	if err != nil {
 		return err
 	}
 	defer done()
 	defer f.afterChange(st, file)
+	if st.dataMissing {
+		// A truncate to 0 (changing refused any other): once it is
+		// done the file is whole again, empty.
+		if err := f.shrink(ino, st, file, size, commit); err != nil {
+			return err
+		}
+		st.dataMissing = false
+		return nil
+	}
 	if size < f.size(ino) {
 		return f.shrink(ino, st, file, size, commit)
 	}
@@ -302,7 +323,7 @@ func (f *Files) Fallocate(ino meta.Ino, mode uint32, off, length int64) error {
 	if mode&^(meta.FallocKeepSize|meta.FallocPunchHole|meta.FallocZeroRange) != 0 || punch && mode&meta.FallocKeepSize == 0 || punch && zero {
 		return syscall.EOPNOTSUPP
 	}
-	st, file, done, err := f.changing(ino)
+	st, file, done, err := f.changing(ino, false)
 	if err != nil {
 		return err
 	}

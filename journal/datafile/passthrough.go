@@ -98,7 +98,8 @@ import (
 // writes synchronously, O_SYNC or O_DSYNC: the kernel syncs only the data
 // file after a passthrough write, never asking the daemon, so the size an
 // append reaches would not be in the log when write(2) returns). Either
-// way it then counts an open through the daemon and returns a nil file.
+// way it then counts an open through the daemon and returns a nil file;
+// so it does for a file whose data is missing (missing.go).
 // Either kind of open is undone by ReleasePassthrough.
 func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.StoreFile, error) {
 	if f.cfg.LogData || f.cfg.ImmediateWrite > 0 {
@@ -111,7 +112,10 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 	st.mu.Lock()
 	// The kind is decided, and counted, under st.mu: two opens at once
 	// never see each other half counted.
-	if pt := st.ptOpens.Load(); pt == 0 && (st.daemonOpens > 0 || preferDaemon) {
+	// A file whose data is missing (missing.go) is never handed to the
+	// kernel, which would read the data file's zeros: its opens go
+	// through the daemon, which answers EIO.
+	if pt := st.ptOpens.Load(); pt == 0 && (st.daemonOpens > 0 || preferDaemon || st.dataMissing) {
 		st.daemonOpens++
 		st.mu.Unlock()
 		return nil, nil

@@ -215,7 +215,7 @@ func newMount(t *testing.T, dir string, logData bool, overlay datafile.Overlay) 
 	})
 	t.Cleanup(files.CloseAll)
 	m := recovery.Mount{
-		Log: dev, LogSize: sb.LogSize, Checkpoint: ck, Files: files, LogData: logData,
+		Log: dev, LogSize: sb.LogSize, Coverage: sb.Coverage, Checkpoint: ck, Files: files, LogData: logData,
 		LogBSize: testLogBSize, Overlay: overlay, Logf: logf,
 	}
 	return mountOf{Mount: m, warnings: &warnings, dev: dev}
@@ -232,11 +232,13 @@ func recoverStore(t *testing.T, dir string, logData bool, overlay datafile.Overl
 // scanStore walks the log of the store in dir as recovery does.
 func scanStore(t *testing.T, dir string) (*xlog.Scan, *store.Checkpoint, []byte) {
 	t.Helper()
+	sb, err := store.ReadSuperblock(store.OSFS(), dir)
+	check(t, err)
 	ck, err := store.ReadCheckpoint(store.OSFS(), dir)
 	check(t, err)
 	img, err := os.ReadFile(filepath.Join(dir, store.LogName))
 	check(t, err)
-	return xlog.ScanLog(img, recovery.WindowOf(ck)), ck, img
+	return xlog.ScanLog(img, recovery.WindowOf(ck, sb.Coverage)), ck, img
 }
 
 // patchLog writes b at off in the store's log file.

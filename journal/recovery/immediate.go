@@ -66,8 +66,8 @@ func (d *deferredWrites) supersede(ino meta.Ino, lo, hi int64) {
 // the data files it changed.
 func (d *deferredWrites) apply(files *datafile.Files, replayed map[meta.Ino]bool) error {
 	for _, w := range d.all {
-		if len(w.keep) == 0 {
-			continue
+		if len(w.keep) == 0 || files.Missing(w.ino) {
+			continue // nothing left, or a data file that lost durable bytes, left as it is (datafiles.go)
 		}
 		err := files.With(w.ino, true, func(f store.StoreFile) error {
 			for _, s := range w.keep {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
@@ -23,7 +25,8 @@ type LogReport struct {
 	Torn       bool                 // Bad is a torn write: mounting cuts the log there
 	Corrupt    error                // *CorruptionError: mounting refuses
 	Later      []xlog.ScannedRecord // valid records newer than Bad
-	AtStake    []xlog.StakedTxn     // committed transactions in Bad and Later: what cutting the log drops
+	AtStake    []xlog.StakedTxn     // committed transactions in Later (CRC verified): what cutting the log drops
+	Unread     []xlog.UnreadRecord  // Bad, and records after it, whose transactions cutting drops unread
 	InFlight   int                  // records from Bad to the newest of Later, at least
 	LogBufs    int                  // how many records can be in flight at once
 	Clean      bool                 // the log ends with an unmount record
@@ -37,6 +40,11 @@ type LogReport struct {
 	// Old, with InspectAll: the records still in the log file behind the
 	// tail, oldest first (see oldRecords); a bad one has Err set.
 	Old []xlog.ScannedRecord
+	// MissingData lists the regular files whose data file lacks bytes
+	// that were durable (datafiles.go): a mount refuses them. DataErr:
+	// the data files could not be read.
+	MissingData []MissingData
+	DataErr     error
 
 	st store.StoreFS // where the store was read, for Repair
 }
@@ -72,29 +80,45 @@ func inspect(st store.StoreFS, dir string, all bool) (*LogReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	s := xlog.ScanLog(img, WindowOf(ck))
+	s := xlog.ScanLog(img, WindowOf(ck, sb.Coverage))
 	rep.Records, rep.Later, rep.Clean, rep.Head = s.Records, s.Later, s.Clean, s.Head.LSN()
 	if s.Kind != xlog.ScanEnd {
 		rep.Bad = s.Stop
 	}
 	rep.Torn = s.Kind == xlog.ScanTorn
 	rep.Corrupt = s.Corruption()
-	rep.AtStake, rep.InFlight, rep.LogBufs = s.AtStake, s.InFlight, xlog.InFlightAllowance(WindowOf(ck))
+	rep.AtStake, rep.Unread, rep.InFlight, rep.LogBufs = s.AtStake, s.Unread, s.InFlight, xlog.InFlightAllowance(WindowOf(ck, sb.Coverage))
 	if all {
 		rep.Old = xlog.OldRecords(img, s)
 	}
 	m := ck.Model.Clone()
-	r, err := Replay(s, ck.LastTID, func(op *meta.Op) error { return m.Apply(op) })
+	r, floors, err := replayModel(s, ck, m)
 	rep.Replayed, rep.Dropped, rep.ReplayErr = r.Transactions, r.Dropped, err
 	m.DropOrphans()
 	rep.Model = m
 	rep.Problems = m.Check()
+	if err == nil {
+		dataDir := filepath.Join(dir, store.DataDirName)
+		sizes, err := datafile.Sizes(st, dataDir)
+		if err != nil {
+			rep.DataErr = fmt.Errorf("%s: %w", dataDir, err)
+		} else {
+			rep.MissingData = floors.missing(m, sizes, func(ino meta.Ino) string {
+				return filepath.Join(dataDir, strconv.FormatUint(uint64(ino), 10))
+			})
+		}
+	}
 	return rep, nil
 }
 
-// WindowOf is what walking the log needs of ck.
-func WindowOf(ck *store.Checkpoint) xlog.Window {
-	return xlog.Window{Tail: ck.TailLSN, LogBufs: ck.LogBufs, LogBSize: ck.LogBSize, Describe: describeRegion}
+// Stake is what cutting the log at Bad drops: the count check, check
+// --repair and the mount's refusal all give.
+func (r *LogReport) Stake() xlog.Stake { return xlog.Stake{Txns: r.AtStake, Unread: r.Unread} }
+
+// WindowOf is what walking the log needs of ck, for a store whose records
+// are checksummed under cov (its superblock's Coverage).
+func WindowOf(ck *store.Checkpoint, cov logbuf.Coverage) xlog.Window {
+	return xlog.Window{Tail: ck.TailLSN, Coverage: cov, LogBufs: ck.LogBufs, LogBSize: ck.LogBSize, Describe: describeRegion}
 }
 
 // describeRegion names what a transaction's region does, "" if it does not
@@ -126,10 +150,12 @@ func readLog(st store.StoreFS, dir string, sb *store.Superblock) ([]byte, error)
 }
 
 // Sound reports whether a mount would succeed and lose nothing that was
-// acknowledged: no corruption, replay works, the metadata is consistent.
-// A torn tail is sound: those records were never acknowledged.
+// acknowledged: no corruption, replay works, the metadata is consistent,
+// every data file holds what was durable. A torn tail is sound: those
+// records were never acknowledged.
 func (r *LogReport) Sound() bool {
-	return !r.Mounted && r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0
+	return !r.Mounted && r.Corrupt == nil && r.ReplayErr == nil && len(r.Problems) == 0 &&
+		len(r.MissingData) == 0 && r.DataErr == nil
 }
 
 // Repair cuts the log at the bad record: it zeroes the bad record and

@@ -3,6 +3,7 @@ package recovery_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,9 +153,13 @@ func TestRepairCorrupt(t *testing.T) {
 	for _, r := range s.Records[:v] {
 		kept += txnsIn(r)
 	}
-	if len(rep.Records) != v || rep.Replayed != kept || len(rep.AtStake) != c.txns-kept || len(rep.Later) != len(s.Records)-v-1 {
-		t.Errorf("Inspect: %d records, %d replayed, %d at stake, %d later; want %d, %d, %d, %d",
-			len(rep.Records), rep.Replayed, len(rep.AtStake), len(rep.Later), v, kept, c.txns-kept, len(s.Records)-v-1)
+	// At stake: the transactions after the victim, and the victim's own,
+	// unknown (counted as "at least").
+	stake := c.txns - kept - txnsIn(victim)
+	if len(rep.Records) != v || rep.Replayed != kept || len(rep.AtStake) != stake || len(rep.Later) != len(s.Records)-v-1 ||
+		len(rep.Unread) != 1 || rep.Unread[0].LSN != victim.LSN() || rep.Stake().Count() != fmt.Sprintf("at least %d committed transactions", stake) {
+		t.Errorf("Inspect: %d records, %d replayed, %d at stake (%s, unread %v), %d later; want %d, %d, %d (and the victim unread), %d",
+			len(rep.Records), rep.Replayed, len(rep.AtStake), rep.Stake().Count(), rep.Unread, len(rep.Later), v, kept, stake, len(s.Records)-v-1)
 	}
 
 	check(t, recovery.Repair(c.dir, rep))

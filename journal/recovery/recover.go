@@ -26,6 +26,10 @@ type Report struct {
 	// passthrough when the log ended) whose data file was longer than
 	// the logged size: their size is now the data file's.
 	Followed []FollowedFile
+	// Missing lists the regular files whose data file lacked bytes that
+	// were durable, mounted anyway (AllowMissingData): their reads and
+	// writes fail with EIO (datafiles.go).
+	Missing []MissingData
 }
 
 // FollowedFile is an inode recovery grew to its data file's size.
@@ -40,6 +44,7 @@ type FollowedFile struct {
 type Mount struct {
 	Log        xlog.Device       // read whole; written only to clear stale blocks past the head
 	LogSize    int64             // the superblock's
+	Coverage   logbuf.Coverage   // the superblock's: what the records' CRCs cover
 	Checkpoint *store.Checkpoint // where the walk starts; its Model is replayed onto, in place
 	Files      *datafile.Files   // the data files replay writes and reconciles
 	LogData    bool              // data-journal mode: replay writes logged bytes, cuts and fallocates to data files
@@ -47,7 +52,11 @@ type Mount struct {
 	// Overlay, non-nil (a NoRecovery mount), receives what replay would
 	// write to data files, and nothing is written to the store.
 	Overlay datafile.Overlay
-	Logf    func(format string, a ...any)
+	// AllowMissingData mounts a store whose data files lack bytes that
+	// were durable (datafiles.go), marking those files (their reads and
+	// writes fail with EIO) instead of refusing it.
+	AllowMissingData bool
+	Logf             func(format string, a ...any)
 }
 
 // Recovered is what a mount goes on from: the report, the recovered model
@@ -72,8 +81,9 @@ type Recovered struct {
 const stalePastHead = (logbuf.MaxLogBufs + 2) * logbuf.MaxLogBSize / logbuf.BBSize
 
 // Recover reads the log whole, walks it from the checkpoint's tail,
-// refuses corruption, replays the committed transactions onto the
-// checkpoint's model and the data files, cuts a torn tail, frees orphans,
+// refuses corruption and data files that lack durable bytes, replays the
+// committed transactions onto the checkpoint's model and the data files
+// (but those marked missing), cuts a torn tail, frees orphans,
 // keeps marked inodes' longer data files, reconciles the data files with
 // the model and clears stale blocks past the head (the package
 // documentation of journal has the rules). The caller then writes a fresh
@@ -84,8 +94,12 @@ func Recover(m Mount) (*Recovered, error) {
 	if _, err := m.Log.ReadAt(img, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading the log (%d bytes at offset 0): %w", m.LogSize, err)
 	}
-	scan := xlog.ScanLog(img, WindowOf(ck))
+	scan := xlog.ScanLog(img, WindowOf(ck, m.Coverage))
 	if err := scan.Corruption(); err != nil {
+		return nil, err
+	}
+	missing, err := m.missingData(scan)
+	if err != nil {
 		return nil, err
 	}
 	replayed := map[meta.Ino]bool{}
@@ -104,8 +118,9 @@ func Recover(m Mount) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev, Tail: scan.Tail, SeenTID: seenTID(scan, rep.LastTID)}
-	r.Report = Report{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.Transactions, Dropped: rep.Dropped}
+	r := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}
+	r.Tail, r.SeenTID = scan.Tail, seenTID(scan, rep.LastTID)
+	r.Report = Report{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.Transactions, Dropped: rep.Dropped, Missing: missing}
 	for _, rec := range scan.Records {
 		if rec.Restamped > 0 {
 			r.Restamped++
@@ -116,8 +131,8 @@ func Recover(m Mount) (*Recovered, error) {
 	if scan.Kind == xlog.ScanTorn {
 		r.TornLSN = scan.Stop.LSN()
 		r.DroppedLater = len(scan.Later)
-		m.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (%d record(s) from it on, at most %d in flight), so the log head is cut there (%d later in-flight records and %d committed transactions dropped, %d incomplete transactions not replayed)",
-			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck)), len(scan.Later), len(scan.AtStake), rep.Dropped)
+		m.Logf("torn write detected at log LSN %v (offset %d): %v; it may have been in flight (records from it on: %d, at most %d in flight), so the log head is cut there (%d later in-flight records and %s dropped, %d incomplete transactions not replayed)",
+			scan.Stop.LSN(), scan.Stop.Offset, scan.Stop.Err, scan.InFlight, xlog.InFlightAllowance(WindowOf(ck, m.Coverage)), len(scan.Later), scan.Stake().Count(), rep.Dropped)
 	}
 	r.Orphans = len(ck.Model.DropOrphans())
 	if err := m.recoverFollowed(&r.Report, replayed); err != nil {
@@ -165,6 +180,38 @@ func seenTID(s *xlog.Scan, last uint32) uint32 {
 	return last
 }
 
+// missingData finds the regular files whose data file lacks bytes that
+// were durable (datafiles.go), before replay writes anything to a data file
+// (in data-journal mode replay writes as it goes): it replays the log onto
+// a copy of the checkpoint's model. It refuses them unless the mount allows
+// them; then it marks each, so that its reads and writes fail with EIO and
+// Reconcile leaves its data file as it is, and says so. A NoRecovery mount
+// is refused alike: it would show the missing bytes as zeros.
+func (m *Mount) missingData(scan *xlog.Scan) ([]MissingData, error) {
+	sizes, err := m.Files.Sizes()
+	if err != nil {
+		return nil, err
+	}
+	dry := m.Checkpoint.Model.Clone()
+	_, floors, err := replayModel(scan, m.Checkpoint, dry)
+	if err != nil {
+		return nil, err
+	}
+	dry.DropOrphans()
+	missing := floors.missing(dry, sizes, m.Files.Path)
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if !m.AllowMissingData {
+		return nil, &MissingDataError{Files: missing}
+	}
+	for _, d := range missing {
+		m.Files.MarkMissing(d.Ino)
+		m.Logf("%v: mounted anyway (--allow-missing-data): its reads and writes fail with EIO until it is truncated to 0 or removed", d)
+	}
+	return missing, nil
+}
+
 // replayOp applies one replayed op to the model and, for data-journal
 // writes, to the data file; replayed collects the data files it changed.
 // A metadata-journal log's logged bytes (immediate writes) are deferred
@@ -186,6 +233,12 @@ func (m *Mount) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *defe
 	}
 	if m.Overlay != nil {
 		m.Overlay.Add(op, m.LogData) // NoRecovery: in memory only
+		return nil
+	}
+	if m.Files.Missing(op.Ino) {
+		// Its data file lost durable bytes (datafiles.go): left as
+		// it is, so that logged bytes written into it never make it
+		// look whole to the next mount.
 		return nil
 	}
 	var err error

@@ -220,13 +220,14 @@ func TestRecoverCorruptRecord(t *testing.T) {
 	if ce.LSN != victim.LSN() || ce.Offset != victim.Offset || ce.Stored != victim.Stored || ce.Computed == ce.Stored {
 		t.Errorf("corruption error %+v, want the record at %v (offset %d, CRC %#x)", ce, victim.LSN(), victim.Offset, victim.Stored)
 	}
-	// The bad record's transactions and all after it are at stake.
+	// The transactions of the records after it are at stake, and its own,
+	// which its damaged bytes cannot name.
 	stake := 0
-	for _, rec := range s.Records[2:] {
+	for _, rec := range s.Records[3:] {
 		stake += txnsIn(rec)
 	}
-	if len(ce.AtStake) != stake {
-		t.Errorf("%d transactions at stake, want %d", len(ce.AtStake), stake)
+	if len(ce.AtStake) != stake || len(ce.Unread) != 1 || ce.Unread[0].LSN != victim.LSN() || ce.Unread[0].Ops != len(victim.Record.Ops) {
+		t.Errorf("%d transactions at stake, unread %v; want %d, and the record at %v with its %d ops", len(ce.AtStake), ce.Unread, stake, victim.LSN(), len(victim.Record.Ops))
 	}
 	for _, want := range []string{victim.LSN().String(), fmt.Sprintf("offset %d", victim.Offset)} {
 		if !strings.Contains(err.Error(), want) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -17,7 +18,9 @@ type Replayed struct {
 
 // Replay applies the committed transactions of the scanned records that
 // the checkpoint does not already hold, in log order. apply performs one op
-// (onto the model, and in data-journal mode onto the data files).
+// (onto the model, and in data-journal mode onto the data files). A
+// transaction's first region is its op; the rest, if any, are XFS log
+// items, checked and not applied.
 func Replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (Replayed, error) {
 	var ra logbuf.Reassembler
 	out := Replayed{LastTID: lastTID}
@@ -36,12 +39,19 @@ func Replay(s *xlog.Scan, lastTID uint32, apply func(op *meta.Op) error) (Replay
 			if tx.Unmount {
 				continue
 			}
-			if len(tx.Regions) != 1 {
-				return out, fmt.Errorf("replay: transaction %#x (LSN %v) has %d regions, want 1", tx.TID, tx.Commit, len(tx.Regions))
+			if len(tx.Regions) == 0 {
+				return out, fmt.Errorf("replay: transaction %#x (LSN %v) has no regions, want its op", tx.TID, tx.Commit)
 			}
 			op, err := meta.DecodeOp(tx.Regions[0])
 			if err != nil {
 				return out, fmt.Errorf("replay: transaction %#x (LSN %v): %w", tx.TID, tx.Commit, err)
+			}
+			// The regions after the op are XFS log items (journal/xfsitems):
+			// they are there to be the size XFS logs, not to be replayed,
+			// but a region that is no well-formed item is a bad
+			// transaction, as a bad op is.
+			if _, err := xfsitems.Parse(tx.Regions[1:]); err != nil {
+				return out, fmt.Errorf("replay: transaction %#x (LSN %v) %s: %w", tx.TID, tx.Commit, op.String(), err)
 			}
 			if err := apply(&op); err != nil {
 				return out, fmt.Errorf("replay: transaction %#x (LSN %v) %s: %w", tx.TID, tx.Commit, op.String(), err)

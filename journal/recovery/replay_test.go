@@ -145,8 +145,9 @@ func TestReplayUncommitted(t *testing.T) {
 	}
 }
 
-// TestReplayBadTransactions: a transaction that is not one decodable
-// region, or whose ops do not reassemble, stops replay with an error
+// TestReplayBadTransactions: a transaction that is not a decodable op
+// (followed by well-formed log items, if any: a second op is none), or
+// whose ops do not reassemble, stops replay with an error
 // naming it; what came before it stays applied and counted.
 func TestReplayBadTransactions(t *testing.T) {
 	good := txnOps(1, true, createRegion(2, "a"))
@@ -155,8 +156,8 @@ func TestReplayBadTransactions(t *testing.T) {
 		ops  []logbuf.Op
 		want string
 	}{
-		{"two regions", txnOps(2, true, createRegion(3, "x"), createRegion(4, "y")), "transaction 0x2 (LSN 0,0) has 2 regions, want 1"},
-		{"no region", txnOps(2, true), "has 0 regions"},
+		{"two ops", txnOps(2, true, createRegion(3, "x"), createRegion(4, "y")), "transaction 0x2 (LSN 0,0) create ino 3 at 1/\"x\" mode 0100644 uid 0 gid 0: item region 0"},
+		{"no region", txnOps(2, true), "has no regions"},
 		{"undecodable region", txnOps(2, true, []byte{0xff, 0xff}), "transaction 0x2"},
 		{"started twice", append(txnOps(2, false), txnOps(2, true, createRegion(3, "x"))...), "started twice"},
 		{"unknown client", []logbuf.Op{{TID: 2, ClientID: 0x11, Flags: logbuf.FlagStart}}, "unknown client id"},

@@ -12,6 +12,7 @@
 //
 //	log_records 1234
 //	cksum_mode batched
+//	crc_coverage whole
 //	state degraded: checkpoint failed: ...
 //	fsync_us_hist 1024 1152 17
 //

@@ -128,6 +128,7 @@ type Stats struct {
 	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
 	MountMode    string // "rw", "ro" or "ro,norecovery" (see FS.MountMode)
 	CksumMode    string
+	CRCCoverage  string // what each record's CRC covers: the store's, "whole" or "xfs" (logbuf)
 	CksumImpl    string
 	Journal      string
 	LogSize      int64
@@ -238,6 +239,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("state", s.State)
 	p("mount_mode", s.MountMode)
 	p("cksum_mode", s.CksumMode)
+	p("crc_coverage", s.CRCCoverage)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)
 	p("log_size", s.LogSize)

@@ -38,17 +38,31 @@ func InUse(dir string) (bool, error) {
 	}
 }
 
-// Lock takes the store's exclusive lock on st for a mount's life, or a
-// repair's: two mounts of one store would allocate the same inode numbers
-// and write the same log. The lock dies with the process, so a crash never
-// leaves it.
+// Lock takes the store's exclusive lock on st for a mount's life, a
+// repair's, or a mkfs --force's or a superblock rebuild's: two mounts of one
+// store would allocate the same inode numbers and write the same log, and a
+// store remade under a mount loses everything the mount writes. The lock
+// dies with the process, so a crash never leaves it. Another holder makes
+// it fail with an *InUseError.
 func Lock(st StoreFS, dir string) (io.Closer, error) {
 	l, err := st.Lock(LockPath(dir), true)
 	if err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is in use: another process has it mounted (or is checking it)", dir)
+			return nil, &InUseError{Dir: dir}
 		}
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
 	return l, nil
 }
+
+// InUseError is a store whose lock another process holds: a mount, a
+// repair, a mkfs, or an unmount still finishing. The commands say which
+// process, and where the store is mounted (cmd/xlogfs/inuse.go).
+type InUseError struct{ Dir string }
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("%s is in use: another process has it mounted (or is checking it)", e.Dir)
+}
+
+// Unwrap makes errors.Is(err, syscall.EWOULDBLOCK) hold, as for the flock.
+func (e *InUseError) Unwrap() error { return syscall.EWOULDBLOCK }

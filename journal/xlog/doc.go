@@ -8,8 +8,9 @@
 // (ZeroAfterHead); the records behind the tail (OldRecords) for logprint;
 // and the Device the log lives on.
 //
-// It knows nothing of what a transaction means: Commit takes an opaque
-// region and an item the log hands back once the record holding the
+// It knows nothing of what a transaction means: Commit takes opaque
+// regions (asking for them once it knows the record the transaction
+// starts in) and an item the log hands back once the record holding the
 // transaction is durable (Config.OnDurable), and the scan returns records
 // whose regions the caller decodes (Window.Describe names them when a cut
 // is at stake). The record format is package logbuf's.

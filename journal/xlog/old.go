@@ -45,7 +45,7 @@ func OldRecords(img []byte, s *Scan) []ScannedRecord {
 		}
 		r := ScannedRecord{At: Pos{cycle: want, block: uint32(b)}, Offset: int64(off), Header: h, Stored: h.CRC}
 		buf := bytes.Clone(img[off : off+uint64(h.RecordBytes())])
-		_, crc, err := logbuf.VerifyRecord(buf)
+		_, crc, err := logbuf.VerifyRecord(buf, s.cov)
 		r.Computed = crc
 		if err == nil {
 			r.Record, err = logbuf.UnpackRecord(buf, h)

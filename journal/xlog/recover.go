@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -56,8 +57,17 @@ type Scan struct {
 	evidence string          // why stop is corrupt, not torn
 	durable  logbuf.LSN      // the newest durable watermark of a later record
 	InFlight int             // records from stop to the newest later record, at least
-	AtStake  []StakedTxn     // committed transactions in stop and later
+	// AtStake and Unread are what cutting the log at stop drops: the
+	// committed transactions of the later records (whose CRCs verify),
+	// and the records whose transactions cannot be listed (stop itself,
+	// and any between the later ones that did not verify).
+	AtStake []StakedTxn
+	Unread  []UnreadRecord
+	cov     logbuf.Coverage // the store's CRC coverage, which records verify under
 }
+
+// Stake is what cutting the log at s.Stop drops.
+func (s *Scan) Stake() Stake { return Stake{Txns: s.AtStake, Unread: s.Unread} }
 
 // StakedTxn is a committed transaction that cutting the log would drop.
 type StakedTxn struct {
@@ -73,6 +83,92 @@ func (t StakedTxn) String() string {
 	return fmt.Sprintf("tid %#x (LSN %v): %s", t.TID, t.Commit, t.Op)
 }
 
+// UnreadRecord is a record that cutting the log drops but whose
+// transactions cannot be listed: the bad record, whose bytes fail
+// verification (nothing in its payload can be trusted, not even a tid), or
+// a record between two later valid ones that is not valid itself.
+type UnreadRecord struct {
+	LSN logbuf.LSN
+	Ops int    // the op count its header gives; -1 when its header cannot be read
+	Why string // why its contents are unknown
+}
+
+func (u UnreadRecord) String() string {
+	if u.Ops < 0 {
+		return fmt.Sprintf("record %v: its transactions are unknown (%s)", u.LSN, u.Why)
+	}
+	return fmt.Sprintf("record %v: %s, contents unknown (%s)", u.LSN, plural(u.Ops, "op"), u.Why)
+}
+
+// Stake is what cutting the log at a bad record drops: the committed
+// transactions that can be read, from records whose CRC verifies, and the
+// records whose transactions cannot. With any of the latter, the count is
+// a lower bound.
+type Stake struct {
+	Txns   []StakedTxn
+	Unread []UnreadRecord
+}
+
+// Count says how many committed transactions are at stake: "1 committed
+// transaction", "at least 58 committed transactions", "an unknown number
+// of committed transactions".
+func (s Stake) Count() string {
+	switch {
+	case len(s.Unread) == 0 && len(s.Txns) == 0:
+		return "no committed transaction"
+	case len(s.Unread) == 0:
+		return plural(len(s.Txns), "committed transaction")
+	case len(s.Txns) == 0:
+		return "an unknown number of committed transactions"
+	}
+	return "at least " + plural(len(s.Txns), "committed transaction")
+}
+
+// Summary names what is at stake, the first few transactions in full, and
+// the records whose transactions are unknown.
+func (s Stake) Summary() string {
+	const show = 5
+	var b strings.Builder
+	b.WriteString(s.Count())
+	if len(s.Txns) > 0 {
+		fmt.Fprintf(&b, ", possibly acknowledged (tid %#x to %#x): ", s.Txns[0].TID, s.Txns[len(s.Txns)-1].TID)
+		for i, t := range s.Txns[:min(show, len(s.Txns))] {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(t.String())
+		}
+		if len(s.Txns) > show {
+			fmt.Fprintf(&b, "; and %d more", len(s.Txns)-show)
+		}
+	}
+	if len(s.Unread) > 0 {
+		if len(s.Txns) > 0 {
+			b.WriteString("; and those of ")
+		} else {
+			b.WriteString(": those of ")
+		}
+		for i, u := range s.Unread[:min(show, len(s.Unread))] {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(u.String())
+		}
+		if len(s.Unread) > show {
+			fmt.Fprintf(&b, "; and %d more unreadable records", len(s.Unread)-show)
+		}
+	}
+	return b.String()
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // CorruptionError refuses a log with a bad record that was durable: cutting
 // the log there would drop transactions that may have been acknowledged.
 type CorruptionError struct {
@@ -82,8 +178,12 @@ type CorruptionError struct {
 	Reason           error  // what is wrong with the record
 	Evidence         string // why it cannot be a torn write
 	Durable          logbuf.LSN
-	AtStake          []StakedTxn // committed in it or after it (what a cut drops)
+	AtStake          []StakedTxn    // committed after it, in records that verify (what a cut drops)
+	Unread           []UnreadRecord // it, and any record after it whose transactions cannot be read
 }
+
+// Stake is what cutting the log at the bad record drops.
+func (e *CorruptionError) Stake() Stake { return Stake{Txns: e.AtStake, Unread: e.Unread} }
 
 func (e *CorruptionError) Error() string {
 	crc := ""
@@ -92,34 +192,18 @@ func (e *CorruptionError) Error() string {
 	}
 	return fmt.Sprintf("log corrupt at LSN %v (log offset %d%s): %v; not a torn write: %s. At stake: %s. "+
 		"Run 'xlogfs check --repair' to cut the log there (the transactions at stake are lost)",
-		e.LSN, e.Offset, crc, e.Reason, e.Evidence, stakeSummary(e.AtStake))
+		e.LSN, e.Offset, crc, e.Reason, e.Evidence, e.Stake().Summary())
 }
 
 func (e *CorruptionError) Unwrap() error { return e.Reason }
-
-// stakeSummary names the transactions at stake, the first few in full.
-func stakeSummary(txs []StakedTxn) string {
-	if len(txs) == 0 {
-		return "no committed transaction could be read from it or after it"
-	}
-	const show = 5
-	s := fmt.Sprintf("%d committed transactions, possibly acknowledged (tid %#x to %#x): ", len(txs), txs[0].TID, txs[len(txs)-1].TID)
-	for i, t := range txs[:min(show, len(txs))] {
-		if i > 0 {
-			s += "; "
-		}
-		s += t.String()
-	}
-	if len(txs) > show {
-		s += fmt.Sprintf("; and %d more", len(txs)-show)
-	}
-	return s
-}
 
 // Window is what walking the log needs to know of the checkpoint: where
 // to start, and the geometry of the writer of the records after it.
 type Window struct {
 	Tail logbuf.LSN // where the walk starts: a record position
+	// Coverage is the store's CRC coverage (its superblock's): every
+	// record verifies under it.
+	Coverage logbuf.Coverage
 	// logBufs is how many records that writer can have had written but
 	// not durable at a crash (an iclog is reused only once its record is
 	// durable); logBSize is its iclog size, the largest record it writes.
@@ -143,10 +227,10 @@ func ScanLog(img []byte, w Window) *Scan {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
 	start := Pos{cycle: w.Tail.Cycle(), block: w.Tail.Block()}
 	start.Abs = uint64(start.block)
-	s := &Scan{Tail: start, Head: start}
+	s := &Scan{Tail: start, Head: start, cov: w.Coverage}
 	p := start
 	for p.Abs-start.Abs < logBlocks && uint64(p.block) < logBlocks {
-		r, ok := ReadRecord(img, p)
+		r, ok := ReadRecord(img, p, w.Coverage)
 		if !ok {
 			break // nothing claims to be the record at p: the end, unless newer records follow
 		}
@@ -182,7 +266,7 @@ func ScanLog(img []byte, w Window) *Scan {
 			continue
 		}
 		buf := bytes.Clone(img[off : off+uint64(h.RecordBytes())])
-		_, crc, err := logbuf.VerifyRecord(buf)
+		_, crc, err := logbuf.VerifyRecord(buf, w.Coverage)
 		if err != nil {
 			continue
 		}
@@ -210,7 +294,7 @@ func ScanLog(img []byte, w Window) *Scan {
 		s.Kind, s.Stop = ScanEnd, nil
 	}
 	if s.Kind != ScanEnd {
-		s.AtStake = stakeOf(img, s.Stop, s.Later, w.Describe)
+		s.AtStake, s.Unread = s.stakeOf(maxBlocks, logBlocks, w.Describe)
 	}
 	if n := len(s.Records); n > 0 && s.Kind == ScanEnd {
 		last := s.Records[n-1].Record
@@ -279,42 +363,69 @@ func (s *Scan) countInFlight(maxBlocks, logBlocks uint64) int {
 	return n
 }
 
-// stakeOf lists the committed transactions of the bad record (as far as it
-// decodes) and of the valid records after it: what cutting the log drops.
-func stakeOf(img []byte, stop *ScannedRecord, later []ScannedRecord, describe func([]byte) string) []StakedTxn {
-	var out []StakedTxn
-	add := func(lsn logbuf.LSN, ops []logbuf.Op) {
+// stakeOf lists what cutting the log at the head drops: the committed
+// transactions of the valid records after it, and the records whose
+// transactions cannot be read. The bad record's payload failed
+// verification: what it seems to hold (a tid with a flipped bit, a COMMIT
+// that is not one) is never listed; its header, when it parses, gives its
+// op count, and that is all that is said of it. A gap between the end of
+// one known record and the next valid one (not the end of the log, which
+// may hold a wrap gap) holds at least one record that did not verify.
+func (s *Scan) stakeOf(maxBlocks, logBlocks uint64, describe func([]byte) string) ([]StakedTxn, []UnreadRecord) {
+	var txns []StakedTxn
+	bad := UnreadRecord{LSN: s.Stop.LSN(), Ops: -1}
+	next, known := s.Head, false // where the first record not yet accounted for starts
+	switch h := s.Stop.Header; {
+	case h != nil:
+		bad.Ops, next, known = int(h.NumLogOps), After(s.Head, h, logBlocks), true
+		bad.Why = s.Stop.Err.Error()
+		if s.Stop.Computed != s.Stop.Stored && s.Stop.Computed != 0 {
+			bad.Why = "CRC mismatch"
+		}
+	case s.Stop.Err == errNoRecord:
+		bad.Why = "no record header where it goes"
+	default:
+		bad.Why = "its header cannot be read: " + s.Stop.Err.Error()
+	}
+	unread := []UnreadRecord{bad}
+	for _, l := range s.Later {
+		gap := int64(l.At.Abs) - int64(next.Abs)
+		if l.At.cycle != next.cycle {
+			gap -= int64(maxBlocks) - 1 // the end of the log may hold a wrap gap, not records
+		}
+		if known && gap > 0 {
+			unread = append(unread, UnreadRecord{LSN: next.LSN(), Ops: -1,
+				Why: fmt.Sprintf("no valid record from there to LSN %v", l.LSN())})
+		}
+		known = true
+		next = After(l.At, l.Header, logBlocks)
+		ops := l.Record.Ops
 		for _, op := range ops {
 			if op.ClientID != logbuf.ClientTransaction || op.Flags&logbuf.FlagCommit == 0 {
 				continue
 			}
-			t := StakedTxn{TID: op.TID, Commit: lsn}
+			t := StakedTxn{TID: op.TID, Commit: l.LSN()}
 			for _, o := range ops {
-				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 && describe != nil {
+				// The first whole region is the op; those after it
+				// (log items) do not name the transaction.
+				if o.TID == op.TID && o.Flags&(logbuf.FlagStart|logbuf.FlagCommit|logbuf.FlagContinue|logbuf.FlagWasCont) == 0 && describe != nil && t.Op == "" {
 					t.Op = describe(o.Data)
 				}
 			}
-			out = append(out, t)
+			txns = append(txns, t)
 		}
 	}
-	if h := stop.Header; h != nil && stop.Offset+int64(h.RecordBytes()) <= int64(len(img)) {
-		if r, err := logbuf.DecodeDamaged(img[stop.Offset : stop.Offset+int64(h.RecordBytes())]); err == nil {
-			add(stop.LSN(), r.Ops)
-		}
-	}
-	for _, l := range later {
-		add(l.LSN(), l.Record.Ops)
-	}
-	return out
+	return txns, unread
 }
 
-// ReadRecord decodes the record expected at p. ok is false when nothing
+// ReadRecord decodes the record expected at p, verifying it under the
+// store's coverage cov. ok is false when nothing
 // there claims to be that record (no header of that LSN: blocks from an
 // older cycle); then the walk has simply ended. A bad record that is
 // evidently not torn (a damaged header block, every block carrying the
 // cycle, a CRC that verifies once a damaged length is corrected) has its
 // whole field set.
-func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
+func ReadRecord(img []byte, p Pos, cov logbuf.Coverage) (r ScannedRecord, ok bool) {
 	off := int64(p.block) * logbuf.BBSize
 	r = ScannedRecord{At: p, Offset: off}
 	b := img[off:]
@@ -335,7 +446,7 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	case (magic || cycle) && lsnOK:
 		// A header naming this position with one cycle word damaged: the
 		// record's bytes decide.
-		if rr, ok := restamped(img, p); ok {
+		if rr, ok := restamped(img, p, cov); ok {
 			return rr, true
 		}
 		if magic {
@@ -363,7 +474,7 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	}
 	// Decoding unstamps in place; img stays as read.
 	rec := bytes.Clone(b[:n])
-	_, crc, err := logbuf.VerifyRecord(rec)
+	_, crc, err := logbuf.VerifyRecord(rec, cov)
 	r.Computed = crc
 	if err == nil {
 		dec, err := logbuf.UnpackRecord(rec, h)
@@ -379,10 +490,10 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 	switch {
 	case len(logbuf.Uncarried(b[:n], h)) == 0:
 		r.whole = fmt.Sprintf("every block of it carries its cycle %d, so it was written whole", h.Cycle)
-	case logbuf.LengthDamaged(b[:n], h):
+	case logbuf.LengthDamaged(b[:n], h, cov):
 		r.whole = "it verifies with one bit of h_len cleared: it was written whole and its length is damaged"
 	default:
-		if rr, ok := restamped(img, p); ok {
+		if rr, ok := restamped(img, p, cov); ok {
 			return rr, true
 		}
 		// Some block does not carry the cycle: torn, if it could have
@@ -393,14 +504,14 @@ func ReadRecord(img []byte, p Pos) (r ScannedRecord, ok bool) {
 
 // restamped decodes the record at p with its cycle words restored, if that
 // makes it verify.
-func restamped(img []byte, p Pos) (ScannedRecord, bool) {
+func restamped(img []byte, p Pos, cov logbuf.Coverage) (ScannedRecord, bool) {
 	off := int64(p.block) * logbuf.BBSize
 	rec := bytes.Clone(img[off:min(int64(len(img)), off+logbuf.MaxLogBSize)])
 	n, err := logbuf.Restamp(rec, p.LSN())
 	if err != nil || n == 0 {
 		return ScannedRecord{}, false
 	}
-	h, crc, err := logbuf.VerifyRecord(rec)
+	h, crc, err := logbuf.VerifyRecord(rec, cov)
 	if err != nil {
 		return ScannedRecord{}, false
 	}
@@ -417,7 +528,7 @@ func (s *Scan) Corruption() error {
 		return nil
 	}
 	return &CorruptionError{LSN: s.Stop.LSN(), Offset: s.Stop.Offset, Stored: s.Stop.Stored, Computed: s.Stop.Computed,
-		Reason: s.Stop.Err, Evidence: s.evidence, Durable: s.durable, AtStake: s.AtStake}
+		Reason: s.Stop.Err, Evidence: s.evidence, Durable: s.durable, AtStake: s.AtStake, Unread: s.Unread}
 }
 
 // NewerTID reports whether tid comes after last, in serial-number

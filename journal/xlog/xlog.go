@@ -138,6 +138,7 @@ type Config struct {
 	Times     ForceTimer
 	Dev       Device
 	UUID      [16]byte
+	Coverage  logbuf.Coverage // what each record's CRC covers: the store's
 	LogBSize  int
 	LogBufs   int
 	Sum       *cksum.Summer
@@ -181,7 +182,7 @@ func New(c Config) (*Log, error) {
 	x.wcond.L = &x.mu
 	c.Sum.Observe(x.times.Observe)
 	for range c.LogBufs {
-		buf, err := logbuf.NewIclog(c.LogBSize, c.UUID)
+		buf, err := logbuf.NewIclog(c.LogBSize, c.UUID, c.Coverage)
 		if err != nil {
 			return nil, err
 		}
@@ -205,12 +206,20 @@ func Wrap(p Pos, maxBlocks, logBlocks uint64) Pos {
 	return p
 }
 
-// Commit copies one transaction into the log: a START op, the region, a
-// COMMIT op, as XFS delimits transactions. It returns the LSN of the
-// record holding the COMMIT, which a force must reach for the transaction
-// to be durable. The caller serializes commits (it holds the FS lock), so
-// transactions enter the log in the order they change the model.
-func (x *Log) Commit(region []byte, item any) (logbuf.LSN, error) {
+// Commit copies one transaction into the log: a START op, one op per
+// region, a COMMIT op, as XFS delimits transactions. It returns the LSN of
+// the record holding the COMMIT, which a force must reach for the
+// transaction to be durable. The caller serializes commits (it holds the
+// FS lock), so transactions enter the log in the order they change the
+// model.
+//
+// regions is called once, under the log's lock, with the LSN of the record
+// the START went into, and returns the transaction's regions, at least
+// one: so a caller can leave out what that record already holds (the
+// journal logs each XFS log item once per record, as XFS's CIL formats an
+// item once per checkpoint) without another commit or a log force moving
+// the record under it. The regions are copied before Commit returns.
+func (x *Log) Commit(regions func(rec logbuf.LSN) [][]byte, item any) (logbuf.LSN, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
@@ -223,7 +232,12 @@ func (x *Log) Commit(region []byte, item any) (logbuf.LSN, error) {
 	}
 	start := ic.at
 	x.open = &start
-	if _, err = x.appendOp(tid, 0, region); err == nil {
+	for _, region := range regions(start.LSN()) {
+		if _, err = x.appendOp(tid, 0, region); err != nil {
+			break
+		}
+	}
+	if err == nil {
 		ic, err = x.appendOp(tid, logbuf.FlagCommit, nil)
 	}
 	x.open = nil

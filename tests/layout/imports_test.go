@@ -34,7 +34,7 @@ var layers = []layer{
 	{pkgs: []string{"journal/recovery"}}, // mount's recovery, and check's inspection: joins the log, the model and the data files
 	{pkgs: []string{"journal/datafile"}}, // the file data path, behind datafile.Engine: none of the log
 	{pkgs: []string{"journal/internal/testfs"}},
-	{pkgs: []string{"journal/store", "journal/xlog", "journal/statsfile"}},
+	{pkgs: []string{"journal/store", "journal/xlog", "journal/statsfile", "journal/xfsitems"}}, // xfsitems: the XFS log items a transaction carries beside its op
 	{pkgs: []string{"journal/meta", "journal/internal/span"}},
 	{pkgs: []string{"logbuf"}},
 	{pkgs: []string{"cksum"}},

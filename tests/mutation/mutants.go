@@ -49,8 +49,26 @@ var Mutants = []Mutant{
 	{
 		Name:   "sector-off-by-one",
 		Bug:    "sector mode leaves the last byte of every 512-byte block out of the CRC",
-		Edits:  []Edit{{"cksum/mode.go", "crc = update(crc, rec[off:min(off+BlockSize, len(rec))])", "crc = update(crc, rec[off:min(off+BlockSize-1, len(rec))])"}},
+		Edits:  []Edit{{"cksum/mode.go", "crc = update(crc, r[off:min(off+BlockSize, len(r))])", "crc = update(crc, r[off:min(off+BlockSize-1, len(r))])"}},
 		Checks: []Check{{Pkg: "./cksum", Tests: []string{"TestModesAgree"}}},
+	},
+	{
+		Name:   "xfs-coverage-short",
+		Bug:    "xfs CRC coverage leaves out the last extension header h_len needs: the xfs mode is not xlog_cksum",
+		Edits:  []Edit{{"cksum/coverage.go", "for i := 1; i <= ExtHeaders(payloadLen); i++ {", "for i := 1; i < ExtHeaders(payloadLen); i++ {"}},
+		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestXFSCoverageIsXlogCksum"}}, {Pkg: "./cksum", Tests: []string{"TestXFSModeIsXlogCksum"}}},
+	},
+	{
+		Name:   "watermark-complement-unchecked",
+		Bug:    "under xfs coverage a durable watermark that disagrees with its complement is believed: a damaged watermark goes unseen",
+		Edits:  []Edit{{"logbuf/decode.go", "x != ^uint64(h.Durable) {", "false && x != ^uint64(h.Durable) {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}, {Pkg: "./logbuf", Tests: []string{"TestXFSCoverageUncovered"}}},
+	},
+	{
+		Name:   "uncovered-cycle-unchecked",
+		Bug:    "under xfs coverage an extension header the CRC leaves out is not checked for the record's cycle: a damaged or torn one is refused as corruption",
+		Edits:  []Edit{{"logbuf/decode.go", "c := be.Uint32(xh[xoffCycle:]); c != h.Cycle {", "c := be.Uint32(xh[xoffCycle:]); false && c != h.Cycle {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}, {Pkg: "./logbuf", Tests: []string{"TestXFSCoverageUncovered"}}},
 	},
 	{
 		Name:   "stamp-skips-block",
@@ -99,7 +117,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "restamp-ignored",
 		Bug:    "a record whose CRC verifies once its cycle words are restored is treated as torn",
-		Edits:  []Edit{{"journal/xlog/recover.go", "\t\tif rr, ok := restamped(img, p); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
+		Edits:  []Edit{{"journal/xlog/recover.go", "\t\tif rr, ok := restamped(img, p, cov); ok {\n\t\t\treturn rr, true\n\t\t}\n\t\t// Some block", "\t\t// Some block"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestHeaderAndCycleWordDamage"}}},
 	},
 	{
@@ -158,7 +176,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "replay-unsynced",
 		Bug:    "recovery checkpoints before the data files it replayed into are durable",
-		Edits:  []Edit{{"journal/datafile/files.go", "\t\t\t\treturn file.Datasync()\n", "\t\t\t\treturn nil\n"}},
+		Edits:  []Edit{{"journal/datafile/files.go", "\t\treturn file.Datasync()\n", "\t\treturn nil\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -171,9 +189,24 @@ var Mutants = []Mutant{
 		Name: "model-before-log",
 		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
 		Edits: []Edit{{"journal/fs.go",
-			"\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
-			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(region, &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
+			"\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\tif fs.items != nil {\n\t\t\tfs.items.Reset()\n\t\t}\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
+			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
+	},
+
+	// Log items (--log-items xfs): the op is the first region, the rest are
+	// checked, never applied.
+	{
+		Name:   "replay-last-region",
+		Bug:    "replay decodes a transaction's last region as its op: a transaction with XFS log items is refused, or the wrong region applied",
+		Edits:  []Edit{{"journal/recovery/replay.go", "op, err := meta.DecodeOp(tx.Regions[0])", "op, err := meta.DecodeOp(tx.Regions[len(tx.Regions)-1])"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestReplayMixedLog"}}, {Pkg: "./tests", Tests: []string{"TestLogItemsAcrossMounts"}}},
+	},
+	{
+		Name:   "replay-skips-items",
+		Bug:    "replay does not check a transaction's log items: a damaged item region is replayed as if the transaction were whole",
+		Edits:  []Edit{{"journal/recovery/replay.go", "xfsitems.Parse(tx.Regions[1:])", "xfsitems.Parse(nil)"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestReplayRefusesBadItem"}}},
 	},
 
 	// Timestamps: the two bugs every test once let through.
@@ -235,6 +268,114 @@ var Mutants = []Mutant{
 		Bug:    "a write by a caller without CAP_FSETID leaves the set-ID bits (the mount ignores FUSE_WRITE_KILL_SUIDGID)",
 		Edits:  []Edit{{"fusefs/handle.go", "if k := h.n.killForWrite(ctx); k.Kill {", "if k := h.n.killForWrite(ctx); k.Kill && k.InGroup == nil {"}},
 		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestSetIDSemantics"}, Timeout: "10m"}},
+	},
+
+	// mkfs of a store in use, a lost superblock, what a cut drops.
+	{
+		Name:   "mkfs-no-lock",
+		Bug:    "mkfs --force remakes a store without taking its lock: a mount's store is remade under it, and its files read back as zeros",
+		Edits:  []Edit{{"journal/store/store.go", "\tif IsStore(st, dir) {\n\t\tlock, err := Lock(st, dir)", "\tif false {\n\t\tlock, err := Lock(st, dir)"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestMkfsInUse", "TestMkfsForceHoldsLock"}}},
+	},
+	{
+		Name:   "mkfs-no-mount-table",
+		Bug:    "mkfs asks only the lock, not the mount table: a store still mounted by a daemon that let go of the lock is remade",
+		Edits:  []Edit{{"cmd/xlogfs/mkfs.go", "if err := refuseMounted(pos[0]); err != nil {", "if err := refuseMounted(pos[0]); false && err != nil {"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestMkfsMountedStore"}}},
+	},
+	{
+		Name:   "lost-superblock-half-built",
+		Bug:    "a store that lost its superblock is called half-built and sent to mkfs --force, which throws away its log and checkpoint",
+		Edits:  []Edit{{"journal/store/rebuild.go", "func (r *remains) lost() bool { return !r.fresh() }", "func (r *remains) lost() bool { return false }"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestRebuildLostSuperblock"}}},
+	},
+	{
+		Name:   "rebuild-new-uuid",
+		Bug:    "a rebuilt superblock gets a new UUID, not the one every log record carries",
+		Edits:  []Edit{{"journal/store/rebuild.go", "\tif p.Records == 0 {\n", "\tif true {\n"}},
+		Checks: []Check{{Pkg: "./journal/store", Tests: []string{"TestRebuildLostSuperblock"}}},
+	},
+	{
+		Name:   "stake-skips-bad-record",
+		Bug:    "what a cut drops leaves the damaged record out: the count is not 'at least', and its transactions are not said to be unknown",
+		Edits:  []Edit{{"journal/xlog/recover.go", "unread := []UnreadRecord{bad}", "unread := []UnreadRecord(nil)"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestAtStakeFromVerifiedRecords", "TestAtStakeUnreadableHeader"}}},
+	},
+
+	// The end of the log, and records longer than the bytes there are.
+	{
+		Name:   "scan-wraps-late",
+		Bug:    "recovery wraps the log one block late: after a record ending where the largest record no longer fits, it looks for the next there, not at block 0 of the next cycle, and cuts the records after the wrap",
+		Edits:  []Edit{{"journal/xlog/recover.go", "uint64(h.Size/logbuf.BBSize), logBlocks)", "uint64(h.Size/logbuf.BBSize)-1, logBlocks)"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestScanEveryEndNearTheWrap"}}},
+	},
+	{
+		Name:   "hsize-unchecked",
+		Bug:    "recovery reads a record whose h_size reaches past the end of the log: the mount panics instead of refusing it",
+		Edits:  []Edit{{"journal/xlog/recover.go", "\tif off+n > int64(len(img)) {\n", "\tif false && off+n > int64(len(img)) {\n"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestScanRefusesSizePastTheEnd"}}},
+	},
+	{
+		Name:   "record-length-unchecked",
+		Bug:    "VerifyRecord checksums a record its buffer does not hold whole (cut short, or h_size grown): it panics instead of refusing it",
+		Edits:  []Edit{{"logbuf/decode.go", "\tif len(rec) < n {\n", "\tif false && len(rec) < n {\n"}},
+		Checks: []Check{{Pkg: "./logbuf", Tests: []string{"TestRecordCutShortRefused"}}},
+	},
+	{
+		Name: "fsync-forces-stale-lsn",
+		Bug:  "fsync forces the log up to the LSN it had before learning what the kernel wrote through passthrough: the learned size is not durable",
+		Edits: []Edit{
+			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := st.DataLSN\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
+			{"journal/fsops.go", "\t\tlsn = st.DataLSN\n", "\t\tlsn = early\n"},
+		},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughLearnsSizeAndTimes"}}},
+	},
+	{
+		Name:   "inline-ext-saves-zero",
+		Bug:    "inline mode saves zero, not the displaced word, for payload blocks 64 on (the extension headers' cycle data), with a CRC to match: those words read back as zero",
+		Edits:  []Edit{{"logbuf/iclog.go", "\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n", "\t\t\tclear(saved)\n\t\t\tic.pay.Save(saved, cycleDataSlot(ic.stamped)-BBSize)\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestInlineStoreMountsInOtherModes"}}},
+	},
+
+	// Data files that lost durable bytes (#23).
+	{
+		Name:   "missing-data-read-as-zeros",
+		Bug:    "recovery takes a data file shorter than the checkpoint made durable: a deleted data file reads as zeros",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif !m.AllowMissingData {\n\t\treturn nil, &MissingDataError", "\tif false {\n\t\treturn nil, &MissingDataError"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataRefused"}}},
+	},
+	{
+		Name: "missing-data-refused-after-replay",
+		Bug:  "recovery refuses missing data only after data-journal replay wrote the data files: the refused mount changed the store",
+		Edits: []Edit{
+			{"journal/recovery/recover.go", "\tmissing, err := m.missingData(scan)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n", "\tmissing, merr := m.missingData(scan)\n"},
+			{"journal/recovery/recover.go", "\tr := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}\n", "\tif merr != nil {\n\t\treturn nil, merr\n\t}\n\tr := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}\n"},
+		},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataRefused"}}},
+	},
+	{
+		Name:   "data-floor-ignores-shrink",
+		Bug:    "what a data file must hold stays the checkpoint's size through a logged shrink: a crash after a truncate is refused as missing data",
+		Edits:  []Edit{{"journal/recovery/datafiles.go", "\t\tf[op.Ino] = in.Size\n", "\t\tf[op.Ino] = floor\n"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataShrunkThenGrown"}}, powerLoss},
+	},
+	{
+		Name:   "reconcile-leaves-data-file-missing",
+		Bug:    "recovery does not make the data file a crash lost of a file written since the checkpoint: after the next checkpoint the store is refused as missing data",
+		Edits:  []Edit{{"journal/datafile/files.go", "in.Size > 0 && !have[ino] && !f.Missing(ino)", "in.Size > 0 && !have[ino] && false"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestMissingDataAfterCheckpointAllowed"}}, powerLoss},
+	},
+	{
+		Name:   "missing-data-read-ignores-mark",
+		Bug:    "a file mounted with --allow-missing-data reads its data file's zeros, not EIO",
+		Edits:  []Edit{{"journal/datafile/io.go", "\tif err := f.missingErr(ino, st); err != nil {\n\t\treturn 0, err\n\t}\n\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)", "\tdefer st.doneWithFile()\n\tfile, err := f.openFile(ino, st, false)"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingData"}}, {Pkg: "./tests", Tests: []string{"TestMissingDataFiles"}}},
+	},
+	{
+		Name:   "missing-data-replayed-into",
+		Bug:    "data-journal replay writes logged bytes into a data file that lost durable bytes: the next mount takes the zeros before them",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.Files.Missing(op.Ino) {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingDataReplaysNothing"}}},
 	},
 
 	// Freed space.
