@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -92,7 +93,14 @@ func TestDeleteGivesSpaceBackOnFullDisk(t *testing.T) {
 			w.setup()
 
 			// No checkpoint has met the full disk yet: the state is ok.
+			// The last one, with room, holds the hog.
 			hog := w.fillDisk("hog")
+			w.cfs.SetCapacity(0)
+			w.fs.runCheckpoint()
+			w.cfs.SetHeadroom(0)
+			if st := w.fs.State(); st != "ok" {
+				t.Fatalf("state %q", st)
+			}
 			ckpts := w.fs.ckpts.Load()
 			check(t, w.fs.Unlink(meta.RootIno, "hog"))
 			delete(w.acked, "hog")
@@ -100,6 +108,34 @@ func TestDeleteGivesSpaceBackOnFullDisk(t *testing.T) {
 			eventually(t, "the data file of the removed hog is gone once its free is durable", func() bool { return !w.exists(dataPath(hog.Ino)) })
 			if n := w.fs.ckpts.Load(); n != ckpts {
 				t.Fatalf("%d checkpoints ran; the free alone should have removed the data file", n-ckpts)
+			}
+			// A power cut now: the checkpoint still holds hog, whose data
+			// file is gone; the log frees it, so recovery, and the check
+			// that every file has the bytes a checkpoint made durable,
+			// take the store as it is.
+			// (The removal made durable, as the next sync of the data
+			// directory does.)
+			check(t, w.cfs.SyncDir(filepath.Join(faultDir, store.DataDirName)))
+			img := w.cfs.Crash(nil)
+			if _, err := img.Stat(dataPath(hog.Ino)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the hog's data file after the power cut: %v", err)
+			}
+			if ck := must[*store.Checkpoint](t)(store.ReadCheckpoint(img, faultDir)); ck.Model.Inodes[hog.Ino] == nil {
+				t.Fatal("the checkpoint no longer holds the hog: the case is not made")
+			}
+			if rep, err := InspectStore(img, faultDir); err != nil || !rep.Sound() {
+				t.Fatalf("check after a power cut once the hog's data file went: %v, missing data %v", err, rep.MissingData)
+			}
+			img.SetCapacity(0)
+			o := w.o
+			o.Store = img
+			if fs, err := Open(faultDir, quietOpts(o)); err != nil {
+				t.Fatalf("mount after a power cut once the hog's data file went: %v", err)
+			} else {
+				if _, err := fs.Lookup(meta.RootIno, "hog"); !errors.Is(err, syscall.ENOENT) {
+					t.Fatalf("the hog after the power cut: %v", err)
+				}
+				check(t, fs.Close())
 			}
 			sp := must[store.Space](t)(w.cfs.Statfs(faultDir))
 			if sp.Avail() < hog.Size {
@@ -144,7 +180,7 @@ func TestDeleteGivesSpaceBackOnFullDisk(t *testing.T) {
 
 			// Mounted again on the full disk: it goes on from the last
 			// checkpoint, which needs that checkpoint's log geometry...
-			o := w.o
+			o = w.o
 			o.Store, o.LogBufs = w.ff, 3
 			if fs, err := Open(faultDir, quietOpts(o)); err == nil || !strings.Contains(err.Error(), "--logbufs 2 --logbsize 32k") {
 				if err == nil {

@@ -391,4 +391,10 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/fs.go", "return rec.Tail, rec.SeenTID, nil", "return rec.Tail, rec.LastTID, nil"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestGoOnFromCheckpointAfterIncompleteTransaction"}}},
 	},
+	{
+		Name:   "data-check-by-checkpoint",
+		Bug:    "a mount checks the data files against the checkpoint's model, not the replayed one: a store whose freed file's data file went once its free was durable is refused",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tmissing := floors.missing(dry, sizes, m.Files.Path)\n", "\t_ = floors\n\tmissing := newDataFloors(m.Checkpoint.Model).missing(m.Checkpoint.Model, sizes, m.Files.Path)\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDeleteGivesSpaceBackOnFullDisk"}}},
+	},
 }
