@@ -124,7 +124,8 @@
 // JournalData (--journal data, as ext4 data=journal) logs written bytes
 // too: an OpWrite carries them, fsync is a log force alone, and the data
 // files catch up at checkpoints (replay writes the logged bytes to them
-// again after a crash).
+// again after a crash, but not those of a file the replayed log frees: its
+// data file is deleted, and may be already).
 //
 // # Checkpoints and the tail
 //

@@ -510,3 +510,44 @@ func TestGoOnFromCheckpointAfterIncompleteTransaction(t *testing.T) {
 		t.Fatal("the incomplete transaction was replayed")
 	}
 }
+
+// TestDataJournalReplayNeedsNoRoomForFreedFiles: in data-journal mode the
+// log holds a file's written bytes until a checkpoint; the file removed,
+// its free durable and its data file deleted (no checkpoint since, the disk
+// full), a power cut. Replay must not write those bytes again into a data
+// file the replayed log frees anyway: on the full disk that needs room the
+// store lacks, and the mount (which can go on from the old checkpoint)
+// would be refused.
+func TestDataJournalReplayNeedsNoRoomForFreedFiles(t *testing.T) {
+	w := newFaultWorld(t, Options{Journal: JournalData, CheckpointInterval: time.Hour, LogForceInterval: time.Hour, LogBufs: 2})
+	check(t, w.mkfs())
+	check(t, w.mount())
+	w.setup()
+	gone := must[Attr](t)(w.fs.Create(meta.RootIno, "gone", meta.ModeReg|0o644, 0, 0, 0, ""))
+	must[int](t)(w.fs.Write(gone.Ino, bytes.Repeat([]byte("g"), 200<<10), 0))
+	check(t, w.fs.Fsync(gone.Ino, false))
+	w.fillDisk("hog")
+	check(t, w.fs.Unlink(meta.RootIno, "gone"))
+	check(t, w.fs.Fsync(meta.RootIno, false))
+	eventually(t, "gone's data file is gone", func() bool { return !w.exists(dataPath(gone.Ino)) })
+	check(t, w.cfs.SyncDir(filepath.Join(faultDir, store.DataDirName)))
+	w.cfs.SetHeadroom(0)
+	w.fs.Abandon()
+
+	img := w.cfs.Crash(nil)
+	o := w.o
+	o.Store = img
+	fs, err := Open(faultDir, quietOpts(o))
+	if err != nil {
+		t.Fatalf("mounting on the full disk after the power cut: %v", err)
+	}
+	w.fs = fs
+	w.verifyAcked("mounted on the full disk")
+	if _, err := fs.Lookup(meta.RootIno, "gone"); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("the removed file after the power cut: %v", err)
+	}
+	if _, err := img.Stat(dataPath(gone.Ino)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the removed file's data file after recovery: %v", err)
+	}
+	check(t, fs.Close())
+}

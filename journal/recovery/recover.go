@@ -57,6 +57,8 @@ type Mount struct {
 	// writes fail with EIO) instead of refusing it.
 	AllowMissingData bool
 	Logf             func(format string, a ...any)
+
+	gone map[meta.Ino]bool // data-journal replay: inodes the replayed log frees (goneAfterReplay)
 }
 
 // Recovered is what a mount goes on from: the report, the recovered model
@@ -101,6 +103,9 @@ func Recover(m Mount) (*Recovered, error) {
 	missing, err := m.missingData(scan)
 	if err != nil {
 		return nil, err
+	}
+	if m.LogData && m.Overlay == nil {
+		m.gone = goneAfterReplay(scan, ck)
 	}
 	replayed := map[meta.Ino]bool{}
 	var deferred *deferredWrites
@@ -180,6 +185,31 @@ func seenTID(s *xlog.Scan, last uint32) uint32 {
 	return last
 }
 
+// goneAfterReplay lists the inodes whose bytes data-journal replay would
+// write and that the replayed log leaves freed (orphans included): replay
+// writes none of their bytes, which Reconcile would delete again, and which
+// on a full disk need room the store lacks (a freed inode's data file goes
+// once its free is durable, before a checkpoint covers the free). A log
+// that does not replay gives none: the replay itself says why.
+func goneAfterReplay(s *xlog.Scan, ck *store.Checkpoint) map[meta.Ino]bool {
+	dry := ck.Model.Clone()
+	touched := map[meta.Ino]bool{}
+	if _, err := Replay(s, ck.LastTID, func(op *meta.Op) error {
+		touched[op.Ino] = true
+		return dry.Apply(op)
+	}); err != nil {
+		return nil
+	}
+	dry.DropOrphans()
+	gone := map[meta.Ino]bool{}
+	for ino := range touched {
+		if dry.Inodes[ino] == nil {
+			gone[ino] = true
+		}
+	}
+	return gone
+}
+
 // missingData finds the regular files whose data file lacks bytes that
 // were durable (datafiles.go), before replay writes anything to a data file
 // (in data-journal mode replay writes as it goes): it replays the log onto
@@ -240,6 +270,9 @@ func (m *Mount) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *defe
 		// it is, so that logged bytes written into it never make it
 		// look whole to the next mount.
 		return nil
+	}
+	if m.gone[op.Ino] {
+		return nil // freed later in the log: Reconcile deletes its data file
 	}
 	var err error
 	switch {

@@ -397,4 +397,10 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/recovery/recover.go", "\tmissing := floors.missing(dry, sizes, m.Files.Path)\n", "\t_ = floors\n\tmissing := newDataFloors(m.Checkpoint.Model).missing(m.Checkpoint.Model, sizes, m.Files.Path)\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDeleteGivesSpaceBackOnFullDisk"}}},
 	},
+	{
+		Name:   "replay-writes-freed",
+		Bug:    "data-journal replay writes the logged bytes of files the log frees later: on a full disk the mount has no room for them and is refused",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.gone[op.Ino] {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
+	},
 }
