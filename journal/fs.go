@@ -312,6 +312,14 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		LogBSize: opts.LogBSize, Overlay: fs.overlay, AllowMissingData: opts.AllowMissingData, Logf: opts.Logf,
 	})
 	if err != nil {
+		if isNoSpace(err) && !opts.ReadOnly {
+			avail := "how many bytes free unknown"
+			if sp, serr := fs.st.Statfs(dir); serr == nil {
+				avail = fmt.Sprintf("%d bytes free", sp.Avail())
+			}
+			err = fmt.Errorf("recovering the log needs more room than the filesystem holding %s has (%s): %w; "+
+				"free some there and mount again (xlogfs mount --ro reads the store meanwhile)", dir, avail, err)
+		}
 		return nil, err
 	}
 	fs.recovery = rec.Report
