@@ -124,7 +124,8 @@
 // JournalData (--journal data, as ext4 data=journal) logs written bytes
 // too: an OpWrite carries them, fsync is a log force alone, and the data
 // files catch up at checkpoints (replay writes the logged bytes to them
-// again after a crash).
+// again after a crash, but not those of a file the replayed log frees: its
+// data file is deleted, and may be already).
 //
 // # Checkpoints and the tail
 //
@@ -135,9 +136,23 @@
 // record is durable) and its boundary taken together; the data files
 // synced, since every write the state includes was made to its data file
 // before it committed; the checkpoint file written; and only then the tail
-// moved. Once the tail moved, the data files of inodes freed durably are
-// deleted. An unmount frees the unlinked inodes, checkpoints (forcing
-// everything first) and writes the unmount record.
+// moved.
+//
+// A freed inode's data file is deleted as soon as its free is durable, by
+// whatever log force made it so (an fsync, the periodic force, a
+// checkpoint's; while checkpoints fail, the free is forced at once), not
+// at the next checkpoint: a checkpoint needs room for its file, which on a
+// full disk the deletion may be what gives back. Nothing needs the file
+// again: recovery replays the free onto whatever checkpoint still holds
+// the inode. Before the free is durable a crash may undo it, and the file
+// must then be whole. (An unlinked inode still open is freed at its last
+// close, or at unmount or recovery if it was open then.)
+//
+// An unmount frees the unlinked inodes, deletes their data files,
+// checkpoints (forcing everything first) and writes the unmount record. A
+// checkpoint with no room (a full disk) does not stop it: the log holds
+// everything, the unmount record goes in all the same, and the next mount
+// replays the log from the last checkpoint.
 //
 // # Log ops
 //
@@ -211,6 +226,20 @@
 // an earlier write of the very same bytes, or, under xfs coverage, over an
 // extension header the record does not need that held only an older
 // cycle). It is replayed, with a warning.
+//
+// On a full disk the fresh checkpoint a mount writes after recovery may
+// have no room. A read-write mount then goes on from the checkpoint it
+// recovered from, degraded, if the log has room for records past its
+// head: so that deleting files can give the space back. The new writer
+// must then have that checkpoint's log geometry (recovery allows for its
+// in-flight records), and its transaction ids start past every id the
+// walk saw (a transaction dropped as incomplete is walked again). With the
+// log full too, the mount is refused, naming the checkpoint's bytes and
+// how many to free in the filesystem. A read-only mount that cannot finish
+// recovery replays the log in memory only, as NoRecovery does. Whatever
+// checks the data files at mount must check them against the model after
+// replay: an inode the checkpoint holds and the replayed log frees may
+// have no data file left, its free having been durable.
 //
 // Cut-and-rewrite: after any mount of a log that did not end with an
 // unmount record, the free blocks just past the head (more than in-flight

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -523,8 +524,9 @@ func TestFullDisk(t *testing.T) {
 		t.Run(jm.String(), func(t *testing.T) {
 			w := newFaultWorld(t, Options{Journal: jm, CheckpointInterval: time.Hour, LogBufs: 2})
 			check(t, w.mkfs())
+			var failedMu sync.Mutex // OnFail runs on the checkpointer
 			var failed []error
-			w.o.OnFail = func(err error) { failed = append(failed, err) }
+			w.o.OnFail = func(err error) { failedMu.Lock(); failed = append(failed, err); failedMu.Unlock() }
 			check(t, w.mount())
 			w.setup()
 			attr := must[Attr](t)
@@ -596,9 +598,13 @@ func TestFullDisk(t *testing.T) {
 			if !strings.HasPrefix(st, "failed: the log is full") || !strings.Contains(st, "no space left") {
 				t.Fatalf("state %q", st)
 			}
+			// The log fails, then tells OnFail: the EIO may come first.
+			eventually(t, "OnFail is called", func() bool { failedMu.Lock(); defer failedMu.Unlock(); return len(failed) > 0 })
+			failedMu.Lock()
 			if len(failed) != 1 {
 				t.Fatalf("OnFail called %d times: %v", len(failed), failed)
 			}
+			failedMu.Unlock()
 			for _, try := range []func() error{
 				func() error { return w.fs.Unlink(meta.RootIno, "meanwhile") },
 				func() error { _, err := w.fs.Create(meta.RootIno, "x", meta.ModeReg|0o644, 0, 0, 0, ""); return err },

@@ -136,9 +136,10 @@ type FS struct {
 	files *datafile.Files // the data files and the in-core inodes
 
 	ckptMu   sync.Mutex // one checkpoint at a time
-	runMu    sync.Mutex // one runCheckpoint at a time: its retry sees what an earlier one reaped
+	runMu    sync.Mutex // one runCheckpoint (or reap) at a time: its retry sees what an earlier one reaped
 	ckptSeq  uint64
 	ckptReq  chan struct{}
+	reapReq  chan struct{} // a freed inode's free is durable: delete its data file (reap)
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
@@ -201,23 +202,57 @@ func Open(dir string, opts Options) (_ *FS, err error) {
 	if err := chooseGeometry(sb, &opts); err != nil {
 		return nil, err
 	}
+	fs, err := openDevice(dir, sb, ck, opts)
+	if err != nil && opts.ReadOnly && !opts.NoRecovery && isNoSpace(err) {
+		// A read-only mount writes only to finish recovery. With no
+		// room for that, it replays the log in memory only, as
+		// NoRecovery does, and writes nothing more; what the failed
+		// attempt did (replay, reconciling data files, clearing the
+		// log past its head) a later recovery does again.
+		opts.Logf("read-only mount of %s: recovery cannot finish: %v; the log is replayed in memory only (as with --norecovery) "+
+			"and nothing is written to the store; a read-write mount recovers it once the filesystem has room", dir, err)
+		if ck, err = store.ReadCheckpoint(st, dir); err == nil { // the failed attempt replayed onto its model
+			opts.NoRecovery = true
+			if err = readOnlyOptions(&opts); err == nil {
+				fs, err = openDevice(dir, sb, ck, opts)
+			}
+		}
+	}
+	if err != nil {
+		if opts.Device != nil {
+			opts.Device.Close()
+		}
+		return nil, err
+	}
+	fs.lock = lock
+	return fs, nil
+}
+
+// openDevice opens the log device (unless opts has one) and mounts the
+// store over it; a device it opened it closes again if that fails.
+func openDevice(dir string, sb *store.Superblock, ck *store.Checkpoint, opts Options) (*FS, error) {
 	dev := opts.Device
 	if dev == nil {
 		open := recovery.OpenLogDevice
 		if opts.NoRecovery {
 			open = openReadOnlyDevice
 		}
-		if dev, err = open(st, filepath.Join(dir, store.LogName)); err != nil {
+		var err error
+		if dev, err = open(opts.Store, filepath.Join(dir, store.LogName)); err != nil {
 			return nil, err
 		}
 	}
 	fs, err := open(dir, sb, ck, dev, opts)
-	if err != nil {
+	if err != nil && opts.Device == nil {
 		dev.Close()
-		return nil, err
 	}
-	fs.lock = lock
-	return fs, nil
+	return fs, err
+}
+
+// isNoSpace reports whether err is the filesystem under the store out of
+// room (or over a quota).
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // chooseGeometry settles logbsize and logbufs: the user's choice if the log
@@ -253,7 +288,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	fs := &FS{
 		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, store.DataDirName),
 		model: ck.Model, unlinked: map[meta.Ino]bool{},
-		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
+		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), reapReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
 		fs.flush = &datafile.FlushLatency{D: opts.FlushLatency}
@@ -283,22 +318,33 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		LogBSize: opts.LogBSize, Overlay: fs.overlay, AllowMissingData: opts.AllowMissingData, Logf: opts.Logf,
 	})
 	if err != nil {
+		if isNoSpace(err) && !opts.ReadOnly {
+			avail := "how many bytes free unknown"
+			if sp, serr := fs.st.Statfs(dir); serr == nil {
+				avail = fmt.Sprintf("%d bytes free", sp.Avail())
+			}
+			err = fmt.Errorf("recovering the log needs more room than the filesystem holding %s has (%s): %w; "+
+				"free some there and mount again (xlogfs mount --ro reads the store meanwhile)", dir, avail, err)
+		}
 		return nil, err
 	}
 	fs.recovery = rec.Report
 	head := rec.Head
 	fs.bound = xlog.Boundary{Tail: head, LastTID: rec.LastTID}
 	fs.shadow = fs.model.Clone()
+	tail, lastTID := head, rec.LastTID
 	if !opts.NoRecovery {
 		if err := fs.writeCheckpointFile(fs.shadow, fs.bound); err != nil {
-			return nil, fmt.Errorf("mount: %w", err)
+			if tail, lastTID, err = fs.goOnFromCheckpoint(ck, rec, err); err != nil {
+				return nil, fmt.Errorf("mount: %w", err)
+			}
 		}
 	}
 	fs.x, err = xlog.New(xlog.Config{
 		Dev: dev, UUID: sb.UUID, Coverage: sb.Coverage, LogBSize: opts.LogBSize, LogBufs: opts.LogBufs,
 		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
-		Head: head, PrevBlock: rec.PrevBlock, Tail: head, LastTID: rec.LastTID,
-		Times: &fs.times, OnDurable: fs.onDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
+		Head: head, PrevBlock: rec.PrevBlock, Tail: tail, LastTID: lastTID,
+		Times: &fs.times, OnDurable: fs.onDurable, AfterDurable: fs.afterDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
 	})
 	if err != nil {
 		return nil, err
@@ -313,6 +359,66 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		return fs.x.ForceAll()
 	}, opts.Logf)
 	return fs, nil
+}
+
+// goOnFromCheckpoint is a read-write mount whose fresh checkpoint could not
+// be written (ckErr): if that was for want of space and the log has room
+// for records past its head, the journal goes on from the checkpoint it
+// recovered from, degraded (State), so that deleting files can give the
+// space back; the next checkpoint tries again. It returns the tail and the
+// newest transaction id the new writer starts from. Otherwise the mount is
+// refused, saying what the checkpoint needs.
+//
+// Going on from that checkpoint, the records after its tail come from two
+// writers, this one and the one before: recovery allows for the in-flight
+// records of the checkpoint's geometry, so this writer must have the same.
+// Its transaction ids start past every id the walk saw, since a
+// transaction it dropped as incomplete is walked again by the next
+// recovery.
+func (fs *FS) goOnFromCheckpoint(ck *store.Checkpoint, rec *recovery.Recovered, ckErr error) (xlog.Pos, uint32, error) {
+	if fs.opts.ReadOnly || !isNoSpace(ckErr) {
+		return xlog.Pos{}, 0, ckErr
+	}
+	logBlocks := uint64(fs.sb.LogSize / logbuf.BBSize)
+	if !xlog.HasRoom(rec.Head, rec.Tail, uint64(fs.opts.LogBSize/logbuf.BBSize), logBlocks) {
+		return xlog.Pos{}, 0, fs.noRoomError(ckErr, "the log is full, so the journal cannot go on from the last checkpoint either", "")
+	}
+	if ck.LogBufs != fs.opts.LogBufs || ck.LogBSize != fs.opts.LogBSize {
+		return xlog.Pos{}, 0, fs.noRoomError(ckErr, "the journal can go on from the last checkpoint only with the log geometry of its writer",
+			fmt.Sprintf("mount with --logbufs %d --logbsize %dk, or ", ck.LogBufs, ck.LogBSize>>10))
+	}
+	fs.ckptErr.Store(&ckErr)
+	fs.opts.Logf("mount: %v; the log has room, so the journal goes on from the last checkpoint, degraded: "+
+		"deleting files gives the space back, and the next checkpoint tries again", ckErr)
+	return rec.Tail, rec.SeenTID, nil
+}
+
+// noRoomError is the refusal of a mount whose checkpoint has no room: which
+// file needs how many bytes, how many the filesystem has, and how many to
+// free. why says why the mount cannot go on without it; other, if set,
+// offers another way before the freeing.
+func (fs *FS) noRoomError(ckErr error, why, other string) error {
+	tmp := filepath.Join(fs.dir, store.CheckpointName+".tmp")
+	ck := &store.Checkpoint{Seq: fs.ckptSeq, TailLSN: fs.bound.Tail.LSN(), LastTID: fs.bound.LastTID,
+		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: fs.shadow}
+	size := int64(ck.EncodedLen())
+	const meanwhile = "(xlogfs mount --ro reads the store meanwhile)"
+	sp, err := fs.st.Statfs(fs.dir)
+	if err != nil || sp.Bsize == 0 {
+		return fmt.Errorf("no room for the checkpoint of the recovered metadata: %s needs %d bytes; %s: %sfree that much in the filesystem holding %s and mount again %s: %w",
+			tmp, size, why, other, fs.dir, meanwhile, ckErr)
+	}
+	bs := int64(sp.Bsize)
+	need := (size + bs - 1) / bs * bs
+	avail := sp.Avail()
+	if need <= avail {
+		return fmt.Errorf("no room for the checkpoint of the recovered metadata: %s needs %d bytes (%d in %d-byte blocks), and the filesystem holding %s "+
+			"says it has %d free (out of inodes, or over a quota?); %s: %smake room there and mount again %s: %w",
+			tmp, size, need, bs, fs.dir, avail, why, other, meanwhile, ckErr)
+	}
+	return fmt.Errorf("no room for the checkpoint of the recovered metadata: %s needs %d bytes (%d in %d-byte blocks), and the filesystem holding %s has %d free; %s: "+
+		"%sfree at least %d bytes there and mount again %s: %w",
+		tmp, size, need, bs, fs.dir, avail, why, other, need-avail, meanwhile, ckErr)
 }
 
 // Recovery reports what mounting found in the log.
@@ -338,11 +444,10 @@ func (fs *FS) Close() error {
 	if fs.closed.Load() {
 		return nil
 	}
-	close(fs.ckptStop)
-	<-fs.ckptDone
-	fs.forcer.Halt()
 	// Whoever held or had open the unlinked inodes is gone with the
-	// mount: free them now, so the store is left without orphans.
+	// mount: free them now, so the store is left without orphans. The
+	// checkpointer still runs: a free that waits for log space needs a
+	// checkpoint to make it.
 	var err error
 	for _, ino := range slices.Sorted(maps.Keys(fs.model.Inodes)) {
 		if fs.model.Inodes[ino].Nlink == 0 && ino != meta.RootIno && err == nil && !fs.opts.ReadOnly {
@@ -353,15 +458,24 @@ func (fs *FS) Close() error {
 			}
 		}
 	}
+	close(fs.ckptStop)
+	<-fs.ckptDone
+	fs.forcer.Halt()
 	fs.closed.Store(true)
 	// A read-only mount changed nothing since its mount wrote its
 	// checkpoint: the unmount record alone makes the log clean (and a
 	// NoRecovery mount writes nothing, leaving the log as it found it).
+	var ckptErr error
 	if err == nil && !fs.opts.ReadOnly {
-		err = fs.checkpoint(true)
+		ckptErr, err = fs.finalCheckpoint()
 	}
 	if err == nil && !fs.opts.NoRecovery {
-		err = fs.x.WriteUnmount()
+		if err = fs.x.WriteUnmount(); err != nil && ckptErr != nil {
+			err = fmt.Errorf("unmount: %w; and no unmount record either: %v", ckptErr, err)
+		}
+	}
+	if err == nil && ckptErr != nil {
+		fs.opts.Logf("unmount: %v; the log holds everything and ends with the unmount record: the next mount replays it from the last checkpoint", ckptErr)
 	}
 	fs.x.Stop()
 	fs.files.CloseAll()
@@ -370,6 +484,24 @@ func (fs *FS) Close() error {
 	}
 	fs.lock.Close()
 	return err
+}
+
+// finalCheckpoint is the unmount's checkpoint: the log forced, the data
+// files of the inodes freed meanwhile deleted (which may be what gives it
+// room), then the checkpoint. One that fails for want of space while the
+// log works is no reason to fail the unmount: the log holds everything, so
+// it is returned as skipped, and the unmount record goes in after it. Any
+// other failure is err.
+func (fs *FS) finalCheckpoint() (skipped, err error) {
+	if err := fs.x.ForceAll(); err != nil {
+		return nil, err
+	}
+	fs.reapFreed()
+	err = fs.checkpoint(true)
+	if err != nil && isNoSpace(err) && fs.x.Failure() == nil {
+		return err, nil
+	}
+	return nil, err
 }
 
 // Abandon stops the filesystem as a crash would: no checkpoint, no
@@ -542,6 +674,26 @@ func (fs *FS) requestCheckpoint() {
 	}
 }
 
+// afterDurable runs in the log writer once records are durable: a freed
+// inode's data file may go now that its free is (the checkpointer deletes
+// it, reap).
+func (fs *FS) afterDurable(durable logbuf.LSN) {
+	if fs.files.Reapable(durable) {
+		fs.wantReap()
+	}
+}
+
+func (fs *FS) wantReap() {
+	select {
+	case fs.reapReq <- struct{}{}:
+	default:
+	}
+}
+
+// checkpointer takes the checkpoints, and deletes the data files of freed
+// inodes as soon as their frees are durable, without waiting for one. A
+// failed journal takes no more checkpoints, but what it freed durably
+// still goes.
 func (fs *FS) checkpointer() {
 	defer close(fs.ckptDone)
 	t := time.NewTicker(fs.opts.CheckpointInterval)
@@ -550,12 +702,26 @@ func (fs *FS) checkpointer() {
 		select {
 		case <-fs.ckptStop:
 			return
+		case <-fs.reapReq:
+			fs.reap()
+			continue
 		case <-t.C:
 		case <-fs.ckptReq:
 		}
-		if fs.x.Failure() != nil {
-			return
+		if fs.x.Failure() == nil {
+			fs.runCheckpoint()
 		}
+	}
+}
+
+// reap deletes the data files of the inodes whose free is durable. While
+// checkpoints fail, it tries one again after deleting some: the space may
+// be what it lacked (the disk under the store full).
+func (fs *FS) reap() {
+	fs.runMu.Lock() // not inside a runCheckpoint that needs what it reaps for its retry
+	n := fs.reapFreed()
+	fs.runMu.Unlock()
+	if n > 0 && fs.ckptErr.Load() != nil && fs.x.Failure() == nil {
 		fs.runCheckpoint()
 	}
 }
@@ -564,15 +730,17 @@ func (fs *FS) checkpointer() {
 // checkpoint leaves the log as it was (the tail stays where the last good
 // one put it), so the journal goes on while the log has room: State says
 // "degraded", Logf says why, and the next checkpoint tries again. Freed
-// inodes' data files are still deleted meanwhile, since that may be what
-// gives the space back. The failure stops the journal only when it must:
+// inodes' data files are still deleted meanwhile, each as soon as its free
+// is durable (reap; here too, after forcing the log), since that may be
+// what gives the space back. The failure stops the journal only when it must:
 // a transaction is waiting for log space that only a checkpoint can give,
 // or (data journal) a data file could not be written back, which leaves
 // the log as the only copy of its bytes.
 func (fs *FS) runCheckpoint() {
-	// Serialized whole, not only each checkpoint: otherwise one run's
-	// reap could take the freed inodes another run's failure needs to
-	// retry with, and leave it reporting a failure the first one fixed.
+	// Serialized whole, not only each checkpoint, and with the reaper's
+	// reaps: otherwise one run's reap could take the freed inodes another
+	// run's failure needs to retry with, and leave it reporting a failure
+	// the first one fixed.
 	fs.runMu.Lock()
 	defer fs.runMu.Unlock()
 	err := fs.checkpoint(false)
@@ -642,8 +810,8 @@ func (fs *FS) State() string {
 // The order keeps the write-ahead rule: records durable, then the shadow's
 // state and boundary taken together, then data files synced (every write
 // the state includes was made to its data file before it committed), then
-// the checkpoint file, and only then the tail. Once the tail moved, the
-// data files of inodes freed durably are deleted.
+// the checkpoint file, and only then the tail. Then the data files of
+// inodes freed durably are deleted, should the reaper not have yet.
 func (fs *FS) checkpoint(final bool) error {
 	fs.ckptMu.Lock()
 	defer fs.ckptMu.Unlock()
@@ -674,10 +842,16 @@ func (fs *FS) checkpoint(final bool) error {
 func (fs *FS) writeCheckpointFile(m *meta.Model, b xlog.Boundary) error {
 	fs.ckptSeq++
 	fs.ckptSyncs.Add(2) // the file's fsync and the directory's
-	return store.WriteCheckpoint(fs.st, fs.dir, &store.Checkpoint{
+	err := store.WriteCheckpoint(fs.st, fs.dir, &store.Checkpoint{
 		Seq: fs.ckptSeq, TailLSN: b.Tail.LSN(), LastTID: b.LastTID,
 		LogBufs: fs.opts.LogBufs, LogBSize: fs.opts.LogBSize, Model: m,
 	})
+	if err != nil {
+		// What a failed write left of the temporary file holds space a
+		// full disk lacks. (After the rename there is none left.)
+		fs.st.Remove(filepath.Join(fs.dir, store.CheckpointName+".tmp"))
+	}
+	return err
 }
 
 // syncDataFiles makes every data file written since the last checkpoint

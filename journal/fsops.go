@@ -155,12 +155,6 @@ func (fs *FS) commitRemoval(op *meta.Op, ino meta.Ino) error {
 	}
 	if op.Free && ino != 0 {
 		fs.forget(ino, lsn)
-		if fs.ckptErr.Load() != nil {
-			// Checkpoints are failing, maybe for want of the space
-			// this frees: try one now, which deletes the data file
-			// first.
-			fs.requestCheckpoint()
-		}
 	} else if in := fs.model.Inodes[ino]; in != nil && in.Nlink == 0 {
 		fs.unlinked[ino] = true
 	}
@@ -168,10 +162,19 @@ func (fs *FS) commitRemoval(op *meta.Op, ino meta.Ino) error {
 }
 
 // forget drops a freed inode's state and schedules its data file for
-// deletion once the free at lsn is durable.
+// deletion once the free at lsn is durable: the reaper deletes it then
+// (afterDurable), checkpoint or not. While checkpoints fail, maybe for want
+// of the space this gives back, the free is forced at once rather than by
+// the next log force; the reaper then tries a checkpoint again.
 func (fs *FS) forget(ino meta.Ino, lsn logbuf.LSN) {
 	fs.files.Forget(ino, lsn)
 	delete(fs.unlinked, ino) // the caller holds fs.mu
+	switch {
+	case lsn <= fs.x.DurableLSN():
+		fs.wantReap() // durable already: afterDurable came before Forget listed it
+	case fs.ckptErr.Load() != nil:
+		fs.x.StartForce(lsn)
+	}
 }
 
 // inUse reports whether an inode is open or held: then losing its last

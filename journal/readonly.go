@@ -12,7 +12,9 @@ import (
 // Read-only mounts (Options.ReadOnly), as XFS's -o ro and -o ro,norecovery.
 //
 // ReadOnly recovers the log as any mount does (replaying what it holds
-// into the data files and writing a fresh checkpoint), then takes no
+// into the data files and writing a fresh checkpoint), or, when the
+// filesystem has no room to finish that (the checkpoint file), goes on as
+// NoRecovery does, with a warning; then it takes no
 // change: every operation that would change the filesystem gets EROFS,
 // before it touches a data file or the log. No checkpoints are taken and
 // the log is never forced while mounted; unmounting writes the unmount

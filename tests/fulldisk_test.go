@@ -3,10 +3,13 @@ package tests
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,8 +43,11 @@ func tmpfsStore(t *testing.T, size string) (store, mnt, base string) {
 // mount: writes get ENOSPC and metadata changes go on (degraded) until the
 // log itself is full; then the journal stops, and says so in syslog (the
 // daemon's log file is on the full disk), in .stats and in xlogfs stats;
-// every change gets EIO, reads go on. Given room again, the store mounts
-// with everything that was acknowledged, and check finds it sound.
+// every change gets EIO, reads go on. With its log full, the store mounts
+// read-only (replayed in memory), and read-write is refused with the bytes
+// to free in the filesystem under it; once another file there is removed,
+// it mounts with everything that was acknowledged, and check finds it
+// sound.
 func TestFullStoreDisk(t *testing.T) {
 	requireFUSE(t)
 	t.Parallel()
@@ -55,6 +61,11 @@ func TestFullStoreDisk(t *testing.T) {
 		t.Fatalf("a refused mkfs left %v", names)
 	}
 	mkfs(t, store, "--log-size", "512k")
+	// Another file of the filesystem under the store, to free later.
+	ballast := filepath.Join(store, "ballast")
+	if err := os.WriteFile(ballast, bytes.Repeat([]byte("b"), 256<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	sock := filepath.Join(base, "syslog.sock")
 	logs, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
@@ -155,9 +166,30 @@ func TestFullStoreDisk(t *testing.T) {
 		t.Fatalf("the daemon of a failed journal: wait status %#x (exited %v); want exit 1", uint32(ws), ok)
 	}
 
-	// With room again, everything acknowledged is back.
-	if out, err := exec.Command("mount", "-o", "remount,size=16m", store).CombinedOutput(); err != nil {
-		t.Fatalf("growing the tmpfs: %v: %s", err, out)
+	// Read-only, it mounts: recovery has no room to finish, so the log is
+	// replayed in memory only, as with --norecovery, whose reads go
+	// through the daemon (passthrough would bypass what replay holds).
+	m = mountDaemon(t, store, mnt, "--ro", "--passthrough=auto")
+	if b, err := os.ReadFile(filepath.Join(mnt, "acked")); err != nil || !bytes.Equal(b, acked) {
+		t.Errorf("acknowledged file on the read-only mount: %q, %v", b, err)
+	}
+	if mode := readStats(t, mnt)["mount_mode"]; mode != "ro,norecovery" {
+		t.Errorf("read-only mount on a full disk: mount_mode %q", mode)
+	}
+	m.unmount(t)
+	// Read-write, it is refused, saying how many bytes to free.
+	_, err = tryMountDaemon(t, store, mnt)
+	free := regexp.MustCompile(`checkpoint\.tmp needs \d+ bytes .* free at least (\d+) bytes`).FindStringSubmatch(fmt.Sprint(err))
+	if free == nil {
+		t.Fatalf("a read-write mount of a full store whose log is full: %v; want a refusal naming the bytes to free", err)
+	}
+	if n, _ := strconv.Atoi(free[1]); n <= 0 || n > 256<<10 {
+		t.Fatalf("the refusal asks to free %d bytes (the ballast has 256 KiB): %v", n, err)
+	}
+
+	// With that room, everything acknowledged is back.
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
 	}
 	m = mountDaemon(t, store, mnt)
 	if b, err := os.ReadFile(filepath.Join(mnt, "acked")); err != nil || !bytes.Equal(b, acked) {
@@ -231,4 +263,120 @@ func TestMkfsHalfBuilt(t *testing.T) {
 	if _, err := xlogfs("mkfs", "--force", foreign); err == nil {
 		t.Fatal("mkfs --force over a foreign directory succeeded")
 	}
+}
+
+// fillFile writes path until the filesystem under the store is full
+// (ENOSPC) and fsyncs it; it returns the bytes written.
+func fillFile(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte("f"), 64<<10)
+	var size int64
+	for len(chunk) > 0 {
+		n, err := f.WriteAt(chunk, size)
+		size += int64(n)
+		if err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("writing %s on a full disk: %v, want ENOSPC", path, err)
+			}
+			chunk = chunk[:len(chunk)/2]
+		}
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("fsync of %s: %v", path, err)
+	}
+	return size
+}
+
+// freeBytes is what statfs says is free under dir.
+func freeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var s unix.Statfs_t
+	if err := unix.Statfs(dir, &s); err != nil {
+		t.Fatal(err)
+	}
+	return int64(s.Bavail) * int64(s.Bsize)
+}
+
+// waitFor polls cond for up to 30 s (the periodic log force is 5 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not so after 30 s: %s", what)
+		}
+	}
+}
+
+// TestFullDiskDeleteGivesSpaceBack: a 4 MiB log on an 8 MiB tmpfs, filled
+// through the mount. Removing the big file gives its space back while
+// mounted (its data file goes once the removal is durable, though no
+// checkpoint has room), and a new write succeeds. Filled again, the store
+// unmounts cleanly (exit 0: the log ends with its unmount record though the
+// checkpoint had no room), mounts again on the still-full disk (degraded)
+// with everything acknowledged, and a removal there gives the space back
+// and ends the degraded state.
+func TestFullDiskDeleteGivesSpaceBack(t *testing.T) {
+	requireFUSE(t)
+	t.Parallel()
+	store, mnt, _ := tmpfsStore(t, "8m")
+	mkfs(t, store, "--log-size", "4m")
+	// No checkpoint runs meanwhile: the space must come back without one.
+	flags := []string{"--checkpoint-interval", "1h"}
+	m := mountDaemon(t, store, mnt, flags...)
+	acked := []byte("acknowledged before the disk filled")
+	writeSync(t, filepath.Join(mnt, "acked"), acked)
+
+	big := filepath.Join(mnt, "big")
+	size := fillFile(t, big)
+	st, err := os.Stat(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(store, "data", strconv.FormatUint(st.Sys().(*syscall.Stat_t).Ino, 10))
+	if _, err := os.Stat(data); err != nil {
+		t.Fatalf("the data file of big: %v", err)
+	}
+	if err := os.Remove(big); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed file's data file is gone and its space is free", func() bool {
+		_, err := os.Stat(data)
+		return errors.Is(err, os.ErrNotExist) && freeBytes(t, store) >= size
+	})
+	after := bytes.Repeat([]byte("a"), 256<<10)
+	writeSync(t, filepath.Join(mnt, "after"), after)
+
+	// Full again: the unmount cannot write its checkpoint, yet succeeds.
+	big2 := filepath.Join(mnt, "big2")
+	size2 := fillFile(t, big2)
+	m.unmount(t)
+	checkStore(t, store, true)
+
+	// Mounted again on the full disk: degraded, everything there.
+	m = mountDaemon(t, store, mnt, flags...)
+	if state := readStats(t, mnt)["state"]; !strings.HasPrefix(state, "degraded: ") {
+		t.Errorf("mounted on a full disk: state %q, want degraded", state)
+	}
+	for name, want := range map[string][]byte{"acked": acked, "after": after} {
+		if b, err := os.ReadFile(filepath.Join(mnt, name)); err != nil || !bytes.Equal(b, want) {
+			t.Errorf("%s after the remount: %d bytes, %v", name, len(b), err)
+		}
+	}
+	if st, err := os.Stat(big2); err != nil || st.Size() != size2 {
+		t.Fatalf("big2 after the remount: %v, %v; want %d bytes", st, err, size2)
+	}
+	if err := os.Remove(big2); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "big2's space is free and the journal is back to ok", func() bool {
+		return freeBytes(t, store) >= size2 && readStats(t, mnt)["state"] == "ok"
+	})
+	m.unmount(t)
+	checkStore(t, store, true)
+	t.Logf("filled with %d and %d bytes; each came back once removed", size, size2)
 }

@@ -49,7 +49,13 @@ the checkpoint that would free it fails, e.g. for lack of space) says so on
 stderr, in syslog, and in "xlogfs stats" (state failed: <reason>). Reads go
 on; every change gets EIO. While only checkpoints fail and the log has room
 the state is "degraded" and changes go on, so that removing files can give
-the space back.
+the space back: a removed file's data file goes as soon as its removal is
+durable (at once while degraded, else by the next log force, within 5 s),
+checkpoint or not. An unmount with no room for its checkpoint still ends the
+log with the unmount record (the next mount replays the log), and a store on
+a full disk mounts degraded while its log has room. With the log full too, a
+read-write mount is refused, saying how many bytes to free in the filesystem
+under DIR; --ro mounts it meanwhile.
 
 A mount point must be an empty directory (--nonempty mounts over files,
 hiding them) and not already a FUSE mount. What can be checked cheaply is
@@ -58,7 +64,9 @@ store directory, --log's and --cpuprofile's directories, and that the
 --pprof port is free and loopback (unless --pprof-any-addr).
 
 --ro mounts read-only, as XFS's -o ro: the log is recovered as usual, then
-every change gets EROFS; unmounting writes the unmount record alone. With
+every change gets EROFS; unmounting writes the unmount record alone. On a
+filesystem too full to finish recovery, the log is replayed in memory only,
+as with --norecovery, and nothing more is written. With
 --norecovery too (-o ro,norecovery) the log is replayed in memory only and
 nothing is written to the store, not even at unmount or DIR/xlogfs.log (the
 daemon's messages go to syslog, or to --log): for looking at a store, or a
@@ -558,7 +566,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	}
 	r := jfs.Recovery()
 	switch {
-	case f.norecovery:
+	case jfs.Options().NoRecovery: // asked for, or a read-only mount with no room to recover
 		rep.logf("mounted %s read-only without recovery: %d records replayed in memory only (%d transactions, %d incomplete); the store is not written",
 			dir, r.Records, r.Transactions, r.Dropped)
 	case r.Clean:

@@ -26,9 +26,11 @@
 //     of the inode reports it, since the kernel marked the pages clean.
 //   - A checkpoint syncs every data file written since the last one before
 //     the tail moves (SyncDirty); a freed inode's data file is deleted once
-//     its free is durable (Reap).
+//     its free is durable, and not before (Reap), whether or not a
+//     checkpoint follows.
 //   - So a data file always holds at least what the last checkpoint made
-//     durable, which recovery checks; a file whose data file lost such
+//     durable, unless the replayed log frees its inode, which recovery
+//     checks; a file whose data file lost such
 //     bytes outside xlogfs, mounted anyway, is marked (MarkMissing, in
 //     memory) and fails reads and writes with EIO instead of showing zeros,
 //     until a truncate to 0 (missing.go).

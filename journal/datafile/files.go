@@ -413,11 +413,28 @@ func (f *Files) SyncDirty() error {
 	return nil
 }
 
+// Reapable reports whether some freed inode's free is durable (at or below
+// durable): Reap has a data file to delete.
+func (f *Files) Reapable(durable logbuf.LSN) bool {
+	f.freedMu.Lock()
+	defer f.freedMu.Unlock()
+	for _, fr := range f.freed {
+		if fr.lsn <= durable {
+			return true
+		}
+	}
+	return false
+}
+
 // Reap deletes the data files of freed inodes whose free is durable (at or
-// below durable) and returns how many it deleted. It needs no checkpoint:
-// should a crash bring a deleted name back, recovery deletes the file of an
-// inode that no longer exists (Reconcile). A file it cannot delete stays
-// listed for the next try.
+// below durable) and returns how many it deleted. It needs no checkpoint,
+// and must not wait for one: on a full disk the checkpoint may need the
+// very space the deletion gives back. Recovery replays the free from the
+// log onto whatever checkpoint still holds the inode, so the data file is
+// not needed again; and should a crash bring a deleted name back, recovery
+// deletes the file of an inode that no longer exists (Reconcile). Before
+// the free is durable a crash may undo it, and the file must be whole. A
+// file it cannot delete stays listed for the next try.
 func (f *Files) Reap(durable logbuf.LSN) int {
 	f.freedMu.Lock()
 	var keep, gone []freedInode

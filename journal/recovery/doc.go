@@ -7,7 +7,7 @@
 // files, when the mount allows them), decodes each
 // committed transaction's op (journal/meta) and replays it onto the
 // checkpoint's model and, in data-journal mode, the data files
-// (journal/datafile); cuts a torn tail with a warning; frees orphans; keeps
+// (journal/datafile), except those of inodes the replayed log frees; cuts a torn tail with a warning; frees orphans; keeps
 // the longer data file of an inode marked size-follows; reconciles the data
 // files with the recovered model; and clears stale blocks past the head
 // before the new writer starts. The rules it applies (what is torn, what is

@@ -57,6 +57,8 @@ type Mount struct {
 	// writes fail with EIO) instead of refusing it.
 	AllowMissingData bool
 	Logf             func(format string, a ...any)
+
+	gone map[meta.Ino]bool // data-journal replay: inodes the replayed log frees (goneAfterReplay)
 }
 
 // Recovered is what a mount goes on from: the report, the recovered model
@@ -66,6 +68,14 @@ type Recovered struct {
 	Head      xlog.Pos // the new writer's first record, by its own placement rule
 	PrevBlock uint32   // h_prev_block of that record
 	LastTID   uint32   // newest transaction in the model
+	// What a writer needs that goes on from the checkpoint recovered
+	// from, when no fresh one can be written (a full disk): the
+	// checkpoint's tail, in Head's terms (the log before it is free), and
+	// the newest transaction id in the records walked, committed or not
+	// (its ids must be newer: a transaction the walk dropped as
+	// incomplete is walked again by the next recovery).
+	Tail    xlog.Pos
+	SeenTID uint32
 }
 
 // stalePastHead is how many blocks past the head a mount clears: more than
@@ -94,6 +104,9 @@ func Recover(m Mount) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.LogData && m.Overlay == nil {
+		m.gone = goneAfterReplay(scan, ck)
+	}
 	replayed := map[meta.Ino]bool{}
 	var deferred *deferredWrites
 	if !m.LogData {
@@ -111,6 +124,7 @@ func Recover(m Mount) (*Recovered, error) {
 		return nil, err
 	}
 	r := &Recovered{LastTID: rep.LastTID, PrevBlock: scan.Prev}
+	r.Tail, r.SeenTID = scan.Tail, seenTID(scan, rep.LastTID)
 	r.Report = Report{Clean: scan.Clean, Records: len(scan.Records), Transactions: rep.Transactions, Dropped: rep.Dropped, Missing: missing}
 	for _, rec := range scan.Records {
 		if rec.Restamped > 0 {
@@ -156,6 +170,44 @@ func Recover(m Mount) (*Recovered, error) {
 		}
 	}
 	return r, nil
+}
+
+// seenTID is the newest transaction id of the scan's records, at least
+// last.
+func seenTID(s *xlog.Scan, last uint32) uint32 {
+	for _, r := range s.Records {
+		for _, op := range r.Record.Ops {
+			if op.ClientID == logbuf.ClientTransaction && xlog.NewerTID(op.TID, last) {
+				last = op.TID
+			}
+		}
+	}
+	return last
+}
+
+// goneAfterReplay lists the inodes whose bytes data-journal replay would
+// write and that the replayed log leaves freed (orphans included): replay
+// writes none of their bytes, which Reconcile would delete again, and which
+// on a full disk need room the store lacks (a freed inode's data file goes
+// once its free is durable, before a checkpoint covers the free). A log
+// that does not replay gives none: the replay itself says why.
+func goneAfterReplay(s *xlog.Scan, ck *store.Checkpoint) map[meta.Ino]bool {
+	dry := ck.Model.Clone()
+	touched := map[meta.Ino]bool{}
+	if _, err := Replay(s, ck.LastTID, func(op *meta.Op) error {
+		touched[op.Ino] = true
+		return dry.Apply(op)
+	}); err != nil {
+		return nil
+	}
+	dry.DropOrphans()
+	gone := map[meta.Ino]bool{}
+	for ino := range touched {
+		if dry.Inodes[ino] == nil {
+			gone[ino] = true
+		}
+	}
+	return gone
 }
 
 // missingData finds the regular files whose data file lacks bytes that
@@ -218,6 +270,9 @@ func (m *Mount) replayOp(op *meta.Op, replayed map[meta.Ino]bool, deferred *defe
 		// it is, so that logged bytes written into it never make it
 		// look whole to the next mount.
 		return nil
+	}
+	if m.gone[op.Ino] {
+		return nil // freed later in the log: Reconcile deletes its data file
 	}
 	var err error
 	switch {

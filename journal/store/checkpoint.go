@@ -48,6 +48,9 @@ func (c *Checkpoint) encode() []byte {
 	return b
 }
 
+// EncodedLen is the size of c's checkpoint file: what writing it needs.
+func (c *Checkpoint) EncodedLen() int { return len(c.encode()) }
+
 func DecodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 	if len(b) < ckptHeaderLen || !bytes.HasPrefix(b, []byte(ckptMagic)) {
 		return nil, fmt.Errorf("%s: not an xlogfs checkpoint", path)

@@ -46,6 +46,7 @@ const (
 // following the placement rule from the tail, not by binary search).
 type Scan struct {
 	Records  []ScannedRecord // valid records, in log order
+	Tail     Pos             // where the walk started (the checkpoint's tail), in Head's terms
 	Head     Pos             // where the next record goes after the last valid one
 	Prev     uint32          // block of the last valid record (h_prev_block of the next)
 	Kind     scanKind
@@ -226,7 +227,7 @@ func ScanLog(img []byte, w Window) *Scan {
 	logBlocks := uint64(len(img) / logbuf.BBSize)
 	start := Pos{cycle: w.Tail.Cycle(), block: w.Tail.Block()}
 	start.Abs = uint64(start.block)
-	s := &Scan{Head: start, cov: w.Coverage}
+	s := &Scan{Tail: start, Head: start, cov: w.Coverage}
 	p := start
 	for p.Abs-start.Abs < logBlocks && uint64(p.block) < logBlocks {
 		r, ok := ReadRecord(img, p, w.Coverage)

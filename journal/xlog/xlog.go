@@ -70,6 +70,9 @@ type Log struct {
 
 	// called by the writer, outside mu, with records just made durable
 	onDurable func(txns []Committed, bound Boundary)
+	// called by the writer, outside mu, once they are published as
+	// durable (forces waiting on them have returned), with the newest
+	afterDurable func(durable logbuf.LSN)
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
 	// called once, outside mu, when the log fails
@@ -140,18 +143,23 @@ type ForceTimer interface {
 }
 
 type Config struct {
-	Times          ForceTimer
-	Dev            Device
-	UUID           [16]byte
-	Coverage       logbuf.Coverage // what each record's CRC covers: the store's
-	LogBSize       int
-	LogBufs        int
-	Sum            *cksum.Summer
-	Head           Pos
-	PrevBlock      uint32
-	Tail           Pos
-	LastTID        uint32
-	OnDurable      func(txns []Committed, bound Boundary)
+	Times     ForceTimer
+	Dev       Device
+	UUID      [16]byte
+	Coverage  logbuf.Coverage // what each record's CRC covers: the store's
+	LogBSize  int
+	LogBufs   int
+	Sum       *cksum.Summer
+	Head      Pos
+	PrevBlock uint32
+	Tail      Pos
+	LastTID   uint32
+	OnDurable func(txns []Committed, bound Boundary)
+	// AfterDurable, if set, is told the newest durable record each time
+	// records become durable, after OnDurable and after DurableLSN says
+	// so: what waits for a record to be durable (a freed inode's data
+	// file) may go then.
+	AfterDurable   func(durable logbuf.LSN)
 	WantCheckpoint func()
 	OnFail         func(reason error)
 }
@@ -166,6 +174,7 @@ func New(c Config) (*Log, error) {
 		logbufs:        c.LogBufs,
 		Sum:            c.Sum,
 		onDurable:      c.OnDurable,
+		afterDurable:   c.AfterDurable,
 		wantCheckpoint: c.WantCheckpoint,
 		onFail:         c.OnFail,
 		head:           c.Head,
@@ -299,7 +308,7 @@ func (x *Log) activeIclog() (*iclogSlot, error) {
 			continue
 		}
 		// The record may grow to maxBlocks; it must not reach the tail.
-		if x.head.Abs+x.maxBlocks > x.tail.Abs+x.logBlocks {
+		if !x.roomLocked() {
 			x.stats.SpaceWaits++
 			x.wantCheckpoint()
 			x.spaceWaiters++
@@ -318,6 +327,25 @@ func (x *Log) activeIclog() (*iclogSlot, error) {
 		}
 	}
 	return x.active, nil
+}
+
+// roomLocked reports whether a record may start at the head: the largest
+// one would end short of the tail.
+func (x *Log) roomLocked() bool { return HasRoom(x.head, x.tail, x.maxBlocks, x.logBlocks) }
+
+// HasRoom reports whether a record of up to maxBlocks blocks may start at
+// head without reaching tail, in a log of logBlocks blocks (the writer's
+// test before each record).
+func HasRoom(head, tail Pos, maxBlocks, logBlocks uint64) bool {
+	return head.Abs+maxBlocks <= tail.Abs+logBlocks
+}
+
+// LogFullError is a record that does not fit: the log holds no room between
+// its head and its tail, and only a checkpoint (moving the tail) makes some.
+type LogFullError struct{ Head, Tail logbuf.LSN }
+
+func (e *LogFullError) Error() string {
+	return fmt.Sprintf("the log is full (head %v, tail %v): only a checkpoint makes room", e.Head, e.Tail)
 }
 
 // switchActive hands the active iclog to the writer (XLOG_STATE_WANT_SYNC)
@@ -474,6 +502,14 @@ func (x *Log) roundLocked(sync bool, labels context.Context) {
 	x.cond.Broadcast()
 	if x.writerWork() || x.closing {
 		x.wcond.Signal()
+	}
+	if sync && len(unsynced) > 0 && x.afterDurable != nil {
+		// Told once forces waiting on the records have been released:
+		// a freed inode's data file may go now (Config.AfterDurable).
+		durable := x.durable
+		x.mu.Unlock()
+		x.afterDurable(durable)
+		x.mu.Lock()
 	}
 }
 
@@ -657,12 +693,20 @@ func (x *Log) MoveTail(t Pos) {
 }
 
 // WriteUnmount writes the unmount record (one op, clientid XFS_LOG, flag
-// UNMOUNT, the xfs_unmount_log_format payload) and makes it durable.
+// UNMOUNT, the xfs_unmount_log_format payload) and makes it durable. It
+// never waits for log space, which only a checkpoint could give: with no
+// room for another record it returns a *LogFullError.
 func (x *Log) WriteUnmount() error {
 	var payload [8]byte
 	payload[0], payload[1] = logbuf.UnmountType>>8, logbuf.UnmountType&0xff
 	x.mu.Lock()
-	ic, err := x.activeIclog()
+	var ic *iclogSlot
+	var err error
+	if x.active == nil && x.err == nil && !x.roomLocked() {
+		err = &LogFullError{Head: x.head.LSN(), Tail: x.tail.LSN()}
+	} else {
+		ic, err = x.activeIclog()
+	}
 	if err == nil {
 		ic.buf.AppendOp(x.nextTID, logbuf.ClientLog, logbuf.FlagUnmount, payload[:], false)
 		x.nextTID++

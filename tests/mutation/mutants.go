@@ -392,4 +392,30 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/xlog/xlog.go", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\tcontinue\n", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\treturn nil\n"}},
 		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestCallerForces"}}, crashTest},
 	},
+
+	// Freed space.
+	{
+		Name:   "reap-before-durable",
+		Bug:    "a freed inode's data file is deleted once its free is in the log, before it is durable: a crash that undoes the free leaves the file without its bytes",
+		Edits:  []Edit{{"journal/fs.go", "\t_, _, _, durable := fs.x.SnapshotStats()\n\treturn fs.files.Reap(durable)\n", "\t_, head, _, _ := fs.x.SnapshotStats()\n\treturn fs.files.Reap(head.LSN())\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFreedSpaceCrashAnywhere"}}},
+	},
+	{
+		Name:   "go-on-reuses-tid",
+		Bug:    "a mount that goes on from the old checkpoint (no room for a fresh one) reuses the id of a transaction recovery dropped as incomplete: the next recovery finds it started twice",
+		Edits:  []Edit{{"journal/fs.go", "return rec.Tail, rec.SeenTID, nil", "return rec.Tail, rec.LastTID, nil"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestGoOnFromCheckpointAfterIncompleteTransaction"}}},
+	},
+	{
+		Name:   "data-check-by-checkpoint",
+		Bug:    "a mount checks the data files against the checkpoint's model, not the replayed one: a store whose freed file's data file went once its free was durable is refused",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tmissing := floors.missing(dry, sizes, m.Files.Path)\n", "\t_ = floors\n\tmissing := newDataFloors(m.Checkpoint.Model).missing(m.Checkpoint.Model, sizes, m.Files.Path)\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDeleteGivesSpaceBackOnFullDisk"}}},
+	},
+	{
+		Name:   "replay-writes-freed",
+		Bug:    "data-journal replay writes the logged bytes of files the log frees later: on a full disk the mount has no room for them and is refused",
+		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.gone[op.Ino] {\n", "\tif false {\n"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
+	},
 }
