@@ -115,16 +115,18 @@ type RouteCounts struct {
 // daemonRoute returns the count of the route an open of st takes through
 // the daemon, or nil for passthrough. An inode open in passthrough takes
 // every open in passthrough; else the log route when logRoute says so,
-// and through the daemon when the inode is open that way already. The
-// caller holds st.mu.
+// and through the daemon when the inode is open that way already, or
+// when its data is missing (missing.go): such a file is never handed to
+// the kernel, which would read the data file's zeros, while the daemon
+// answers EIO. The caller holds st.mu.
 func (f *Files) daemonRoute(st *Inode, write, sync bool) *atomic.Uint64 {
 	switch {
 	case st.ptOpens.Load() > 0:
 		return nil
+	case st.dataMissing || st.daemonOpens > 0:
+		return &f.Routes.Daemon
 	case f.logRoute(st, write, sync):
 		return &f.Routes.Log
-	case st.daemonOpens > 0:
-		return &f.Routes.Daemon
 	}
 	return nil
 }
