@@ -418,4 +418,16 @@ var Mutants = []Mutant{
 		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.gone[op.Ino] {\n", "\tif false {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
 	},
+	{
+		Name:   "route-ignores-logged-bytes",
+		Bug:    "a file whose logged bytes recovery may still replay is opened in passthrough: replay writes them over the kernel's newer bytes",
+		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.loggedLSN != 0 && st.loggedLSN >= f.e.TailLSN():\n\t\treturn true\n", ""}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
+	},
+	{
+		Name:   "logged-while-passthrough",
+		Bug:    "a write through the daemon to an inode open in passthrough is logged with its bytes: replay writes them over the kernel's newer bytes",
+		Edits:  []Edit{{"journal/datafile/io.go", "logged := f.immediate(len(p)) && n > 0 && st.ptOpens.Load() == 0", "logged := f.immediate(len(p)) && n > 0"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
+	},
 }
