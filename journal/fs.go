@@ -148,11 +148,14 @@ type FS struct {
 
 	overlay datafile.Overlay // NoRecovery: what replay would have written to data files
 
-	fsyncs    atomic.Uint64
-	fsyncHist [statsfile.HistBuckets]atomic.Uint64
-	ckptSyncs atomic.Uint64          // fsyncs of the checkpoint file and the store directory
-	flush     *datafile.FlushLatency // emulated flush latency; nil: none
-	closed    atomic.Bool
+	fsyncs atomic.Uint64
+	// loggedData counts the file bytes the log carried: the bytes of
+	// writes logged with them (data journal, immediate writes).
+	loggedData atomic.Uint64
+	fsyncHist  [statsfile.HistBuckets]atomic.Uint64
+	ckptSyncs  atomic.Uint64          // fsyncs of the checkpoint file and the store directory
+	flush      *datafile.FlushLatency // emulated flush latency; nil: none
+	closed     atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
 	// transaction commits.
@@ -586,6 +589,9 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 			fs.items.Reset()
 		}
 		return 0, err
+	}
+	if op.Type == meta.OpWrite {
+		fs.loggedData.Add(uint64(len(op.Data)))
 	}
 	if err := fs.model.Apply(op); err != nil {
 		// Validate said it would apply, and nothing changed the model

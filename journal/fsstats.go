@@ -19,7 +19,7 @@ func (fs *FS) Stats() statsfile.Stats {
 		CksumMode: fs.opts.Mode.String(), CRCCoverage: fs.sb.Coverage.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
-		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes,
+		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes, LogDataBytes: fs.loggedData.Load(),
 		LogSyncs: xs.Syncs, LogForces: xs.ForceCalls, ForceSyncs: xs.ForceSyncs,
 		ForceRequests: xs.Forces, ForceSleeps: xs.ForceSleeps, CallerRounds: xs.CallerRounds,
 		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.SpaceWaits,

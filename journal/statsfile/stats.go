@@ -139,6 +139,9 @@ type Stats struct {
 	RecordBytes  uint64 // their bytes on disk: header blocks, payload, padding to a block
 	HeaderBytes  uint64 // of which record and extension header blocks
 	PayloadBytes uint64 // of which op headers and regions
+	// LogDataBytes are the file bytes the payload carried (data journal,
+	// immediate writes): what XFS, which logs no file data, never logs.
+	LogDataBytes uint64
 	LogSyncs     uint64 // fdatasyncs of the log (log_syncs)
 	LogForces    uint64 // log force requests that waited for a log write (log_forces)
 	// Every log force request, durable already or not (XFS's force);
@@ -280,6 +283,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_bytes", s.RecordBytes)
 	p("log_header_bytes", s.HeaderBytes)
 	p("log_payload_bytes", s.PayloadBytes)
+	p("log_file_data_bytes", s.LogDataBytes)
 	p("log_syncs", s.LogSyncs)
 	p("log_forces", s.LogForces)
 	p("force_syncs", s.ForceSyncs)
