@@ -263,8 +263,9 @@ func (fs *FS) Unhold(ino meta.Ino) error {
 	if st == nil {
 		return nil
 	}
-	if st.Holds.Add(-1) < 0 {
+	if st.Holds.Add(-1) <= 0 {
 		st.Holds.Store(0)
+		st.Unheld()
 	}
 	return fs.maybeFree(ino)
 }

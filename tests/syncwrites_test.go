@@ -70,6 +70,9 @@ func TestSyncWritesRoutes(t *testing.T) {
 	stream := filepath.Join(mnt, "stream")
 	big := pattern(99, 4<<20)
 	mustOK(t, os.WriteFile(stream, big, 0o644)) // a new file: the log route, writes of 1 MiB
+	// A file's route is the kernel's for as long as it knows the inode
+	// (datafile/route.go): it changes once the kernel forgets it.
+	forgetInodes(t)
 	before = readRoutes(t, mnt)
 	g, err := os.OpenFile(stream, os.O_WRONLY|os.O_APPEND, 0)
 	mustOK(t, err)
@@ -85,7 +88,9 @@ func TestSyncWritesRoutes(t *testing.T) {
 		t.Errorf("%d WRITE requests reached the daemon through a passthrough open", w)
 	}
 
-	// An O_DSYNC open: the log route, whatever the history.
+	// An O_DSYNC open: the log route, whatever the history (once the
+	// kernel has forgotten the inode's passthrough backing).
+	forgetInodes(t)
 	before = readRoutes(t, mnt)
 	h, err := os.OpenFile(stream, os.O_WRONLY|unix.O_DSYNC, 0)
 	mustOK(t, err)
@@ -110,6 +115,7 @@ func TestSyncWritesRoutes(t *testing.T) {
 	mustOK(t, f.Sync())
 	mustOK(t, f.Close())
 	time.Sleep(200 * time.Millisecond) // a checkpoint passes the logged bytes
+	forgetInodes(t)
 	before = readRoutes(t, mnt)
 	f, err = os.OpenFile(small, os.O_WRONLY|os.O_APPEND, 0)
 	mustOK(t, err)
@@ -136,4 +142,15 @@ func TestSyncWritesRoutes(t *testing.T) {
 	}
 	m.unmount(t)
 	checkStore(t, store, true)
+}
+
+// forgetInodes makes the kernel forget the inodes nobody uses (dropping
+// the dentry and inode caches sends FORGET for each), and gives the daemon
+// a moment to take the FORGETs in.
+func forgetInodes(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+		t.Fatalf("cannot drop the kernel's inode cache (a file's route changes only once the kernel forgets it): %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
 }

@@ -165,6 +165,7 @@ type Inode struct {
 
 	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
 	hist      history    // recent writes and fsyncs, for the route of the next open (route.go)
+	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go), under mu
 
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the

@@ -116,6 +116,7 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 	st.opened(write)
 	if route != nil {
 		route.Add(1)
+		st.kind = kindDaemon
 		st.daemonOpens++
 		st.mu.Unlock()
 		return nil, nil
@@ -128,6 +129,7 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 	file, err := f.passthroughFile(ino, st, write)
 	if err == nil {
 		st.ptOpens.Add(1)
+		st.kind = kindPassthrough
 		f.Routes.Passthrough.Add(1)
 	}
 	st.mu.Unlock()

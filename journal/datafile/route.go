@@ -112,23 +112,49 @@ type RouteCounts struct {
 	Passthrough, Log, Daemon atomic.Uint64
 }
 
+// The kind of an inode's opens is the kernel's to keep, for longer than
+// the opens themselves: once an inode has been opened in passthrough, the
+// kernel keeps its backing file until it forgets the inode, and refuses
+// (EIO) any later open of it that is not in passthrough; an open through
+// the daemon puts the inode in the kernel's cached I/O mode, which refuses
+// passthrough opens until the kernel has released it (asynchronously,
+// after close). So an inode's first open decides the kind of every open
+// until the kernel forgets the inode (Inode.Unheld), and a file changes
+// route only between two of the kernel's lives of it.
+type openKind uint8
+
+const (
+	kindNone openKind = iota
+	kindPassthrough
+	kindDaemon
+)
+
 // daemonRoute returns the count of the route an open of st takes through
-// the daemon, or nil for passthrough. An inode open in passthrough takes
-// every open in passthrough; else the log route when logRoute says so,
-// and through the daemon when the inode is open that way already, or
-// when its data is missing (missing.go): such a file is never handed to
-// the kernel, which would read the data file's zeros, while the daemon
-// answers EIO. The caller holds st.mu.
+// the daemon, or nil for passthrough. The kind the inode's opens have
+// taken in the kernel's life of it holds (openKind); else an inode open
+// in passthrough takes every open in passthrough; else the log route when
+// logRoute says so, and through the daemon when the inode is open that
+// way already, or when its data is missing (missing.go): such a file is
+// never handed to the kernel, which would read the data file's zeros,
+// while the daemon answers EIO. The caller holds st.mu.
 func (f *Files) daemonRoute(st *Inode, write, sync bool) *atomic.Uint64 {
 	switch {
-	case st.ptOpens.Load() > 0:
+	case st.kind == kindPassthrough || st.ptOpens.Load() > 0:
 		return nil
-	case st.dataMissing || st.daemonOpens > 0:
+	case st.kind == kindDaemon || st.dataMissing || st.daemonOpens > 0:
 		return &f.Routes.Daemon
 	case f.logRoute(st, write, sync):
 		return &f.Routes.Log
 	}
 	return nil
+}
+
+// Unheld tells st that the kernel has forgotten the inode (fusefs's last
+// reference to it is gone): its next open may take either kind.
+func (st *Inode) Unheld() {
+	st.mu.Lock()
+	st.kind = kindNone
+	st.mu.Unlock()
 }
 
 // logRoute reports whether an open of st that writes (write) takes the
