@@ -733,6 +733,12 @@ func (w *powerWorld) step() {
 				fs.ReleasePassthrough(ino, true, w.ptFile[ino] != nil)
 				if !slices.Contains(w.opened, ino) {
 					delete(w.ptFile, ino)
+					if w.routes && r.IntN(2) == 0 {
+						// The kernel forgets the inode: its next
+						// open may take the other route.
+						fs.Hold(ino)
+						fs.Unhold(ino)
+					}
 				}
 			} else {
 				fs.Release(ino) // the last release of an unlinked file frees it
