@@ -86,9 +86,6 @@ func passthroughPossible(server *fuse.Server, jfs *journal.FS) error {
 	if jfs.Options().Journal != journal.JournalMeta {
 		return &errNoPassthrough{"--journal data logs every write, so writes go through the daemon"}
 	}
-	if jfs.Options().ImmediateWrite > 0 {
-		return &errNoPassthrough{"--immediate-write logs small writes' bytes, so writes go through the daemon"}
-	}
 	if server.KernelSettings().Flags64()&fuse.CAP_PASSTHROUGH == 0 {
 		return &errNoPassthrough{"the kernel does not offer FUSE passthrough (Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH)"}
 	}

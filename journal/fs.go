@@ -90,8 +90,14 @@ type Options struct {
 
 	// ImmediateWrite, in metadata-journal mode, logs writes of at most
 	// this many bytes with their bytes, so that their fsync is a log
-	// force alone (datafile/immediate.go); 0: none. Not with passthrough.
+	// force alone (datafile/immediate.go); 0: none. In a passthrough
+	// mount, only the writes of opens on the log route (SyncWrites).
 	ImmediateWrite int
+	// SyncWrites picks, in a passthrough mount, the opens whose writes go
+	// through the daemon and the log (datafile/route.go): per file from
+	// its history (the zero value, SyncAuto), all, or none but the
+	// synchronous ones.
+	SyncWrites datafile.SyncWrites
 
 	// LogItems says what a transaction carries beside its logical op:
 	// nothing (LogItemsLogical, the zero value) or the log items XFS
@@ -142,11 +148,14 @@ type FS struct {
 
 	overlay datafile.Overlay // NoRecovery: what replay would have written to data files
 
-	fsyncs    atomic.Uint64
-	fsyncHist [statsfile.HistBuckets]atomic.Uint64
-	ckptSyncs atomic.Uint64          // fsyncs of the checkpoint file and the store directory
-	flush     *datafile.FlushLatency // emulated flush latency; nil: none
-	closed    atomic.Bool
+	fsyncs atomic.Uint64
+	// loggedData counts the file bytes the log carried: the bytes of
+	// writes logged with them (data journal, immediate writes).
+	loggedData atomic.Uint64
+	fsyncHist  [statsfile.HistBuckets]atomic.Uint64
+	ckptSyncs  atomic.Uint64          // fsyncs of the checkpoint file and the store directory
+	flush      *datafile.FlushLatency // emulated flush latency; nil: none
+	closed     atomic.Bool
 
 	// afterCommit, if set (by tests), runs under the model lock after each
 	// transaction commits.
@@ -298,7 +307,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		fs.overlay = datafile.Overlay{}
 	}
 	fs.files = datafile.New(datafile.Config{
-		Store: fs.st, Dir: fs.dataDir, LogData: opts.Journal == JournalData, ImmediateWrite: opts.ImmediateWrite,
+		Store: fs.st, Dir: fs.dataDir, LogData: opts.Journal == JournalData, ImmediateWrite: opts.ImmediateWrite, SyncWrites: opts.SyncWrites,
 		MaxTxn: fs.maxTxn, ReadOnly: opts.ReadOnly, Flush: fs.flush, Overlay: fs.overlay, Logf: opts.Logf,
 		FlushCovers: xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir),
 	})
@@ -580,6 +589,9 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 			fs.items.Reset()
 		}
 		return 0, err
+	}
+	if op.Type == meta.OpWrite {
+		fs.loggedData.Add(uint64(len(op.Data)))
 	}
 	if err := fs.model.Apply(op); err != nil {
 		// Validate said it would apply, and nothing changed the model

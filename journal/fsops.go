@@ -263,8 +263,9 @@ func (fs *FS) Unhold(ino meta.Ino) error {
 	if st == nil {
 		return nil
 	}
-	if st.Holds.Add(-1) < 0 {
+	if st.Holds.Add(-1) <= 0 {
 		st.Holds.Store(0)
+		st.Unheld()
 	}
 	return fs.maybeFree(ino)
 }
@@ -399,6 +400,7 @@ func (fs *FS) Fsync(ino meta.Ino, datasync bool) error {
 	}
 	st := fs.files.State(ino)
 	if in.IsRegular() {
+		st.NoteFsync()
 		// What the kernel wrote to the data file itself is logged
 		// first, so the force below covers its size.
 		if err := fs.files.LearnIfStale(ino); err != nil {

@@ -19,8 +19,9 @@ func (fs *FS) Stats() statsfile.Stats {
 		CksumMode: fs.opts.Mode.String(), CRCCoverage: fs.sb.Coverage.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
-		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes,
+		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes, LogDataBytes: fs.loggedData.Load(),
 		LogSyncs: xs.Syncs, LogForces: xs.ForceCalls, ForceSyncs: xs.ForceSyncs,
+		ForceRequests: xs.Forces, ForceSleeps: xs.ForceSleeps, CallerRounds: xs.CallerRounds,
 		Fsyncs: fs.fsyncs.Load(), Checkpoints: fs.ckpts.Load(), SpaceWaits: xs.SpaceWaits,
 		IclogWaits: xs.IclogWaits, SyncNanos: xs.SyncNanos, Cksum: fs.x.Sum.Stats(),
 		Head: head.LSN(), Tail: tail.LSN(), Durable: durable,
@@ -40,5 +41,8 @@ func (fs *FS) Stats() statsfile.Stats {
 	s.DataSyncs, s.DirSyncs, s.CheckpointSyncs = sc.Data.Load(), sc.Dir.Load(), fs.ckptSyncs.Load()
 	s.Writebacks = sc.Writeback.Load()
 	s.Learned = fs.files.Learned.Load()
+	s.SyncWrites, s.ImmediateWrite = fs.opts.SyncWrites.String(), fs.opts.ImmediateWrite
+	r := &fs.files.Routes
+	s.OpensPassthrough, s.OpensLogRoute, s.OpensDaemon = r.Passthrough.Load(), r.Log.Load(), r.Daemon.Load()
 	return s
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -242,6 +243,7 @@ type powerWorld struct {
 	acked     uint32
 	opened    []meta.Ino // open handles (some never released: orphans at the crash)
 	pt        bool       // opens are passthrough opens: the test writes their data files as the kernel would
+	routes    bool       // with pt: opens take a route (datafile/route.go), passthrough or through the daemon and the log
 	ptFile    map[meta.Ino]store.StoreFile
 	tidOf     map[meta.Ino]uint32 // newest transaction touching an inode (what fsync forces)
 	dataTid   map[meta.Ino]uint32 // newest one fdatasync of it must force
@@ -728,9 +730,15 @@ func (w *powerWorld) step() {
 			w.opened = slices.Delete(w.opened, i, i+1)
 			w.setDuring("release")
 			if w.pt {
-				fs.ReleasePassthrough(ino, true, true)
+				fs.ReleasePassthrough(ino, true, w.ptFile[ino] != nil)
 				if !slices.Contains(w.opened, ino) {
 					delete(w.ptFile, ino)
+					if w.routes && r.IntN(2) == 0 {
+						// The kernel forgets the inode: its next
+						// open may take the other route.
+						fs.Hold(ino)
+						fs.Unhold(ino)
+					}
 				}
 			} else {
 				fs.Release(ino) // the last release of an unlinked file frees it
@@ -738,11 +746,15 @@ func (w *powerWorld) step() {
 		} else if ino := pick(files); w.pt {
 			w.setDuring("passthrough open")
 			if f, err := fs.OpenPassthrough(ino, true, false); err == nil {
-				if f == nil {
+				switch {
+				case f != nil:
+					w.ptFile[ino] = f
+				case !w.routes:
 					w.t.Fatalf("inode %d, open only in passthrough, was opened through the daemon", ino)
+				case w.ptFile[ino] != nil:
+					w.t.Fatalf("inode %d, open in passthrough, was opened through the daemon too", ino)
 				}
 				w.opened = append(w.opened, ino)
-				w.ptFile[ino] = f
 			}
 		} else if fs.Open(ino) == nil {
 			w.opened = append(w.opened, ino) // open, maybe unlinked later: an orphan at a crash
@@ -1012,6 +1024,14 @@ func TestPowerLoss(t *testing.T) {
 			LogItems:           []LogItems{LogItemsLogical, LogItemsXFS}[run/3%2],
 		}
 		w.pt = run%3 == 2 // meta mode with the files open in passthrough
+		if w.pt && rr.IntN(2) == 0 {
+			// Each open takes a route: small writes of the opens
+			// through the daemon are logged with their bytes, so a
+			// file changes route between opens (datafile/route.go).
+			w.routes = true
+			w.opts.ImmediateWrite = 4096
+			w.opts.SyncWrites = []datafile.SyncWrites{datafile.SyncAuto, datafile.SyncAuto, datafile.SyncLog, datafile.SyncPassthrough}[rr.IntN(4)]
+		}
 		if run%3 == 0 && rr.IntN(2) == 0 {
 			w.opts.ImmediateWrite = 4096 // small writes logged with their bytes
 		}

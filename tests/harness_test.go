@@ -114,11 +114,19 @@ const passthroughEnv = "XLOGFS_TEST_PASSTHROUGH"
 //	XLOGFS_TEST_TRANSPORT=uring go test ./tests
 const transportEnv = "XLOGFS_TEST_TRANSPORT"
 
-// mountFlags returns flags with the suite's transport and passthrough
-// choices added.
+// syncWritesEnv, if set, is the --sync-writes route of every mount that
+// does not choose one (make test runs the suite with log and passthrough
+// as well as the default, auto).
+const syncWritesEnv = "XLOGFS_TEST_SYNC_WRITES"
+
+// mountFlags returns flags with the suite's transport, sync-writes route
+// and passthrough choices added.
 func mountFlags(flags []string) []string {
 	if tr := os.Getenv(transportEnv); tr != "" && !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--transport") }) {
 		flags = append(slices.Clone(flags), "--transport="+tr)
+	}
+	if sw := os.Getenv(syncWritesEnv); sw != "" && !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--sync-writes") }) {
+		flags = append(slices.Clone(flags), "--sync-writes="+sw)
 	}
 	v := os.Getenv(passthroughEnv)
 	if v == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,14 @@ import (
 // saying why: the mount's own message.
 func mountPassthrough(t *testing.T, store, mnt string, flags ...string) *mount {
 	t.Helper()
-	m, err := tryMountDaemon(t, store, mnt, append(flags, "--passthrough=on")...)
+	// Every open that writes in passthrough (but O_SYNC/O_DSYNC ones),
+	// whatever the file's history, unless the test picks a route: these
+	// tests are of passthrough.
+	flags = append(flags, "--passthrough=on")
+	if !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--sync-writes") }) {
+		flags = append(flags, "--sync-writes=passthrough")
+	}
+	m, err := tryMountDaemon(t, store, mnt, flags...)
 	if err != nil {
 		if strings.Contains(err.Error(), "--passthrough=on:") {
 			t.Skipf("kernel FUSE passthrough is not available here: %v", err)

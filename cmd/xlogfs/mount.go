@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"expvar"
+	"flag"
 	"fmt"
 	"io"
 	"log/syslog"
@@ -20,6 +21,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling"
 	"golang.org/x/sys/unix"
@@ -89,6 +91,12 @@ exact. --cpuprofile-rate raises the profile's sampling rate.`
 // passes a pipe there and waits.
 const readyEnv = "XLOGFS_READY_FD"
 
+// defaultImmediateWrite is --immediate-write's default: writes up to 64 KiB
+// through the daemon are logged with their bytes (ZFS logs up to 32 KiB
+// so, zfs_immediate_write_sz; dbench's and a database's synchronous
+// writes are at most 64 KiB).
+const defaultImmediateWrite = 64 << 10
+
 type mountFlags struct {
 	mode, journalMode, impl  string
 	logbsize                 *sizeFlag
@@ -106,6 +114,8 @@ type mountFlags struct {
 	passthrough              string
 	transport                string
 	immediate                *sizeFlag
+	immediateSet             bool
+	syncWrites               string
 	logItems                 string
 }
 
@@ -135,8 +145,9 @@ func runMount(args []string) error {
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
-	f.immediate = &sizeFlag{}
-	fs.Var(f.immediate, "immediate-write", "--journal meta without passthrough: log writes of at most this many bytes with their bytes (as ZFS's intent log does), so their fsync is a log force alone (e.g. 32k; default 0: none)")
+	f.immediate = &sizeFlag{n: defaultImmediateWrite}
+	fs.Var(f.immediate, "immediate-write", "--journal meta: writes of at most this many bytes through the daemon (every write without passthrough; with it, the opens on the log route, --sync-writes) are logged with their bytes, as ZFS's intent log does, so their fsync is a log force alone; 0: none")
+	fs.StringVar(&f.syncWrites, "sync-writes", "auto", "with passthrough, which opens that write go through the daemon and the log instead: auto (per file: files fsynced at least once per 64k written, new files, and O_SYNC/O_DSYNC opens), log (all), passthrough (none but O_SYNC/O_DSYNC opens)")
 	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
 	fs.StringVar(&f.transport, "transport", "classic", "how FUSE requests reach the daemon: classic (/dev/fuse), uring (FUSE over io_uring, one ring per CPU; Linux 6.14+, root; sets the fuse module's enable_uring) or auto (uring where the kernel and privileges allow)")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
@@ -224,16 +235,19 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	if _, err := fusefs.ParseTransport(f.transport); err != nil {
 		return o, fs.usagef("--transport: %v", err)
 	}
-	if f.immediate.n > 0 {
-		switch {
-		case o.Journal != journal.JournalMeta:
-			return o, fs.usagef("--immediate-write is for --journal meta (--journal data logs every write's bytes)")
-		case pt == fusefs.PassthroughOn:
-			return o, fs.usagef("--immediate-write and --passthrough=on exclude each other: a passthrough write never reaches the daemon to be logged")
-		case f.immediate.n > 1<<20:
-			return o, fs.usagef("--immediate-write %d: at most 1 MiB", f.immediate.n)
-		}
+	fs.Visit(func(fl *flag.Flag) { f.immediateSet = f.immediateSet || fl.Name == "immediate-write" })
+	switch {
+	case f.immediate.n > 1<<20:
+		return o, fs.usagef("--immediate-write %d: at most 1 MiB", f.immediate.n)
+	case f.immediate.n < 0:
+		return o, fs.usagef("--immediate-write %d: want 0 (none) to 1 MiB", f.immediate.n)
+	case o.Journal != journal.JournalMeta && f.immediateSet && f.immediate.n > 0:
+		return o, fs.usagef("--immediate-write is for --journal meta (--journal data logs every write's bytes)")
+	case o.Journal == journal.JournalMeta:
 		o.ImmediateWrite = int(f.immediate.n)
+	}
+	if o.SyncWrites, err = datafile.ParseSyncWrites(f.syncWrites); err != nil {
+		return o, fs.usagef("--sync-writes: %v", err)
 	}
 	if f.pprof != "" {
 		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {

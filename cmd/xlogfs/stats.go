@@ -17,6 +17,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 func init() {
@@ -58,6 +59,7 @@ func runStats(args []string) error {
 	fs.alias("i", "interval")
 	count := fs.Int("count", 0, "with --interval: stop after this many intervals (0: until interrupted)")
 	fs.alias("c", "count")
+	xfsLine := fs.Bool("xfs", false, "print the log's counters as the log line of XFS's /proc/fs/xfs/stat: writes, blocks, noiclogs, force, force_sleep")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -69,11 +71,21 @@ func runStats(args []string) error {
 		return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
 	case *count > 0 && *interval == 0:
 		return fs.usagef("--count needs --interval")
+	case *xfsLine && (*interval > 0 || *asJSON || *histogram):
+		return fs.usagef("--xfs prints one line: not with --interval, --json or --histogram")
 	}
 	mnt := pos[0]
 	first, err := readMountStats(mnt)
 	if err != nil {
 		return err
+	}
+	if *xfsLine {
+		line, err := xfsLogLine(first.file)
+		if err != nil {
+			return fmt.Errorf("%s: %w", mnt, err)
+		}
+		fmt.Println(line)
+		return nil
 	}
 	if *interval > 0 {
 		return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
@@ -278,4 +290,18 @@ func statsIntervals(w io.Writer, mnt string, prev mountStats, interval time.Dura
 			r.BytesPerS/1e6, r.FsyncsPerS, r.FsyncsPerForce, r.CksumNsPerS, 100*r.CksumCPUShare, r.Histograms[journal.HistFsync].P99)
 	}
 	return nil
+}
+
+// xfsLogLine is the log line of /proc/fs/xfs/stat from a mount's .stats.
+func xfsLogLine(f *journal.StatsFile) (string, error) {
+	names := []string{"xfs_log_writes", "xfs_log_blocks", "xfs_log_noiclogs", "xfs_log_force", "xfs_log_force_sleep"}
+	var v [5]uint64
+	for i, n := range names {
+		x, ok := f.Number(n)
+		if !ok {
+			return "", fmt.Errorf(".stats has no %s (a daemon older than this xlogfs?)", n)
+		}
+		v[i] = uint64(x)
+	}
+	return statsfile.XFSLog{Writes: v[0], Blocks: v[1], NoIclogs: v[2], Force: v[3], ForceSleep: v[4]}.Line(), nil
 }

@@ -77,8 +77,11 @@ type Config struct {
 	// ImmediateWrite, in metadata-journal mode, logs writes of at most
 	// this many bytes with their bytes (immediate.go); 0: none.
 	ImmediateWrite int
-	MaxTxn         int  // largest write one transaction carries (data journal)
-	ReadOnly       bool // data files are opened for reading only
+	// SyncWrites picks, in a passthrough mount, which opens that write go
+	// through the daemon and the log instead (route.go).
+	SyncWrites SyncWrites
+	MaxTxn     int  // largest write one transaction carries (data journal)
+	ReadOnly   bool // data files are opened for reading only
 	// FlushCovers: the log's device flush makes data files' written-back
 	// blocks durable too (the log is a file beside them, on the same
 	// filesystem), so an fsync may write an overwrite back without a
@@ -96,6 +99,7 @@ type Files struct {
 	cfg Config
 
 	Syncs   SyncCounts
+	Routes  RouteCounts   // opens of a passthrough mount by route (route.go)
 	Learned atomic.Uint64 // setattrs committed for what the kernel did to data files
 
 	statesMu sync.Mutex
@@ -160,6 +164,8 @@ type Inode struct {
 	allocDirty   bool
 
 	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
+	hist      history    // recent writes and fsyncs, for the route of the next open (route.go)
+	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go), under mu
 
 	// Passthrough (passthrough.go): opens through which the kernel writes
 	// the data file itself, whether it may have changed it since the

@@ -87,8 +87,10 @@ func (f *Files) Write(ino meta.Ino, p []byte, off int64, direct bool) (int, erro
 		f.MarkDirty(ino)
 		// An immediate write's bytes go into the log (immediate.go):
 		// its fsync needs the log alone, but a checkpoint syncs the
-		// data file before the tail moves past them (MarkDirty).
-		logged := f.immediate(len(p)) && n > 0
+		// data file before the tail moves past them (MarkDirty). Never
+		// while the inode is open in passthrough: replay must not write
+		// logged bytes over the kernel's newer ones (route.go).
+		logged := f.immediate(len(p)) && n > 0 && st.ptOpens.Load() == 0
 		if !logged {
 			st.dataDirty = true
 		}
@@ -114,6 +116,7 @@ func (f *Files) Write(ino meta.Ino, p []byte, off int64, direct bool) (int, erro
 			}
 		}
 		done += n
+		st.hist.wrote(int64(n))
 		if werr != nil {
 			return done, shortWrite(done, werr)
 		}

@@ -102,8 +102,8 @@ import (
 // so it does for a file whose data is missing (missing.go).
 // Either kind of open is undone by ReleasePassthrough.
 func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.StoreFile, error) {
-	if f.cfg.LogData || f.cfg.ImmediateWrite > 0 {
-		return nil, syscall.EINVAL // the log must see every byte, or the small ones
+	if f.cfg.LogData {
+		return nil, syscall.EINVAL // the log must see every byte
 	}
 	if _, err := f.regular(ino); err != nil {
 		return nil, err
@@ -112,10 +112,11 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 	st.mu.Lock()
 	// The kind is decided, and counted, under st.mu: two opens at once
 	// never see each other half counted.
-	// A file whose data is missing (missing.go) is never handed to the
-	// kernel, which would read the data file's zeros: its opens go
-	// through the daemon, which answers EIO.
-	if pt := st.ptOpens.Load(); pt == 0 && (st.daemonOpens > 0 || preferDaemon || st.dataMissing) {
+	route := f.daemonRoute(st, write, preferDaemon)
+	st.opened(write)
+	if route != nil {
+		route.Add(1)
+		st.kind = kindDaemon
 		st.daemonOpens++
 		st.mu.Unlock()
 		return nil, nil
@@ -128,6 +129,8 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 	file, err := f.passthroughFile(ino, st, write)
 	if err == nil {
 		st.ptOpens.Add(1)
+		st.kind = kindPassthrough
+		f.Routes.Passthrough.Add(1)
 	}
 	st.mu.Unlock()
 	if err == nil && write {
@@ -343,6 +346,7 @@ func (f *Files) learn(ino meta.Ino, st *Inode) error {
 		}
 		st.ptMtime = s.Mtime
 		st.dataDirty = true
+		st.hist.wrote(op.Len)
 		f.MarkDirty(ino)
 		f.Learned.Add(1)
 	}

@@ -66,7 +66,11 @@ const missingNamed = 10
 
 func (e *MissingDataError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d regular file(s) lack bytes the store had made durable (data files deleted or cut outside xlogfs): ", len(e.Files))
+	if len(e.Files) == 1 {
+		b.WriteString("1 regular file lacks bytes the store had made durable (its data file deleted or cut outside xlogfs): ")
+	} else {
+		fmt.Fprintf(&b, "%d regular files lack bytes the store had made durable (data files deleted or cut outside xlogfs): ", len(e.Files))
+	}
 	for i, d := range e.Files[:min(len(e.Files), missingNamed)] {
 		if i > 0 {
 			b.WriteString("; ")

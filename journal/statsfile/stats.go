@@ -139,18 +139,26 @@ type Stats struct {
 	RecordBytes  uint64 // their bytes on disk: header blocks, payload, padding to a block
 	HeaderBytes  uint64 // of which record and extension header blocks
 	PayloadBytes uint64 // of which op headers and regions
+	// LogDataBytes are the file bytes the payload carried (data journal,
+	// immediate writes): what XFS, which logs no file data, never logs.
+	LogDataBytes uint64
 	LogSyncs     uint64 // fdatasyncs of the log (log_syncs)
 	LogForces    uint64 // log force requests that waited for a log write (log_forces)
-	ForceSyncs   uint64 // log syncs at least one force waited for
-	Fsyncs       uint64 // fsync and fdatasync calls
-	Checkpoints  uint64
-	SpaceWaits   uint64 // commits that waited for log space (a checkpoint)
-	IclogWaits   uint64 // commits that waited for a free iclog
-	SyncNanos    uint64 // time in log fdatasync
-	Cksum        cksum.Stats
-	FsyncHist    []uint64 // log-linear buckets, see HistBounds
-	Head, Tail   logbuf.LSN
-	Durable      logbuf.LSN
+	// Every log force request, durable already or not (XFS's force);
+	// those that slept on another goroutine's round of log I/O and were
+	// served by a later one (XFS-style group commit); and the rounds a
+	// forcing caller ran itself because the log was idle.
+	ForceRequests, ForceSleeps, CallerRounds uint64
+	ForceSyncs                               uint64 // log syncs at least one force waited for
+	Fsyncs                                   uint64 // fsync and fdatasync calls
+	Checkpoints                              uint64
+	SpaceWaits                               uint64 // commits that waited for log space (a checkpoint)
+	IclogWaits                               uint64 // commits that waited for a free iclog
+	SyncNanos                                uint64 // time in log fdatasync
+	Cksum                                    cksum.Stats
+	FsyncHist                                []uint64 // log-linear buckets, see HistBounds
+	Head, Tail                               logbuf.LSN
+	Durable                                  logbuf.LSN
 
 	// Checksum time per record (CPU ns, inline mode's at copy time
 	// included) and per log force (wall ns of the checksum at seal, and of
@@ -178,6 +186,31 @@ type Stats struct {
 	// Learned: writes the kernel made to data files directly
 	// (passthrough) that the journal learned and logged.
 	Learned uint64
+	// The write routes of a passthrough mount (datafile/route.go): the
+	// policy, the largest write logged with its bytes (0: none), and the
+	// opens of regular files by the route they took: passthrough, the log
+	// route, and through the daemon for another reason.
+	SyncWrites                                   string
+	ImmediateWrite                               int
+	OpensPassthrough, OpensLogRoute, OpensDaemon uint64
+}
+
+// XFSLog is the log line of XFS's /proc/fs/xfs/stat (fs/xfs/xfs_stats.h,
+// xs_log_writes .. xs_log_force_sleep): log writes, log blocks (512 bytes),
+// no-iclog waits, log forces, and forces that slept waiting for log I/O.
+type XFSLog struct {
+	Writes, Blocks, NoIclogs, Force, ForceSleep uint64
+}
+
+// XFSLog is the log's counters in XFS's words.
+func (s Stats) XFSLog() XFSLog {
+	return XFSLog{Writes: s.Records, Blocks: s.RecordBytes / logbuf.BBSize, NoIclogs: s.IclogWaits,
+		Force: s.ForceRequests, ForceSleep: s.LogForces}
+}
+
+// Line is x as /proc/fs/xfs/stat prints it: "log 1 2 3 4 5".
+func (x XFSLog) Line() string {
+	return fmt.Sprintf("log %d %d %d %d %d", x.Writes, x.Blocks, x.NoIclogs, x.Force, x.ForceSleep)
 }
 
 // Syncs is every call that made something durable: the log's, the data
@@ -250,10 +283,23 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_bytes", s.RecordBytes)
 	p("log_header_bytes", s.HeaderBytes)
 	p("log_payload_bytes", s.PayloadBytes)
+	p("log_file_data_bytes", s.LogDataBytes)
 	p("log_syncs", s.LogSyncs)
 	p("log_forces", s.LogForces)
 	p("force_syncs", s.ForceSyncs)
 	p("fsyncs_per_force", fmt.Sprintf("%.2f", s.FsyncsPerForce()))
+	p("force_requests", s.ForceRequests)
+	p("force_sleeps", s.ForceSleeps)
+	p("force_caller_rounds", s.CallerRounds)
+	// The log's counters in XFS's words, as /proc/fs/xfs/stat's log line
+	// has them (XFSLogLine): iclog writes, 512-byte blocks written,
+	// waits for a free iclog, log forces, forces that waited for log I/O.
+	x := s.XFSLog()
+	p("xfs_log_writes", x.Writes)
+	p("xfs_log_blocks", x.Blocks)
+	p("xfs_log_noiclogs", x.NoIclogs)
+	p("xfs_log_force", x.Force)
+	p("xfs_log_force_sleep", x.ForceSleep)
 	p("fsyncs", s.Fsyncs)
 	p("checkpoints", s.Checkpoints)
 	p("log_space_waits", s.SpaceWaits)
@@ -313,6 +359,11 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("syncs_per_fsync", fmt.Sprintf("%.2f", s.SyncsPerFsync()))
 	p("writebacks", s.Writebacks)
 	p("learned_writes", s.Learned)
+	p("sync_writes", s.SyncWrites)
+	p("immediate_write_bytes", s.ImmediateWrite)
+	p("opens_passthrough", s.OpensPassthrough)
+	p("opens_log_route", s.OpensLogRoute)
+	p("opens_daemon", s.OpensDaemon)
 	p("log_head", s.Head)
 	p("log_tail", s.Tail)
 	p("log_durable", s.Durable)

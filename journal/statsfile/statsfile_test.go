@@ -1,6 +1,7 @@
 package statsfile
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,33 @@ func TestHistSub(t *testing.T) {
 	}
 	if p := d.Percentile(100); p != 1088 {
 		t.Errorf("max of the difference %v, want the middle of [1024,1152)", p)
+	}
+}
+
+// TestXFSLogLine: the log's counters in XFS's words are the fields they
+// name (a record is a log write, its bytes in 512-byte blocks, a wait for
+// an iclog is noiclogs, every force request is force, and a force that
+// waited for log I/O is force_sleep), written to .stats and read back.
+func TestXFSLogLine(t *testing.T) {
+	s := Stats{Records: 7, RecordBytes: 7 * 9 * 512, IclogWaits: 3, ForceRequests: 40, LogForces: 11}
+	want := XFSLog{Writes: 7, Blocks: 63, NoIclogs: 3, Force: 40, ForceSleep: 11}
+	if got := s.XFSLog(); got != want {
+		t.Fatalf("XFSLog %+v, want %+v", got, want)
+	}
+	if got := want.Line(); got != "log 7 63 3 40 11" {
+		t.Errorf("Line %q", got)
+	}
+	var b bytes.Buffer
+	if _, err := s.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]float64{"xfs_log_writes": 7, "xfs_log_blocks": 63, "xfs_log_noiclogs": 3, "xfs_log_force": 40, "xfs_log_force_sleep": 11} {
+		if got, ok := f.Number(name); !ok || got != v {
+			t.Errorf("%s = %v (%v), want %v", name, got, ok, v)
+		}
 	}
 }

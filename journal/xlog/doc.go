@@ -1,7 +1,10 @@
 // Package xlog is xlogfs's log manager, after XFS's struct xlog: the ring
 // of in-core log buffers (each a logbuf.Iclog and what the log knows of the
 // record it holds), log forces with group commit, the log head and tail,
-// and the writer goroutine that seals, writes and syncs records; the
+// and the rounds of log I/O that seal, write and sync records (one at a
+// time: the goroutine that forces runs one itself when the log is idle, as
+// XFS's xlog_force_lsn does, and forces that find one in flight join the
+// next); the
 // recovery scan that walks the log from a checkpoint's tail and decides how
 // it ends (ScanLog: the rules are package journal's documentation,
 // Recovery); the clearing of stale blocks past the head after a crash

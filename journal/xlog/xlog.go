@@ -51,8 +51,10 @@ type Committed struct {
 }
 
 // Log is the in-core log (XFS's struct xlog): the iclog ring, the log head
-// and tail, log forces, and the writer goroutine that stamps, checksums,
-// writes and syncs records (xlog_sync). At most logbufs records are ever
+// and tail, log forces, and the rounds of log I/O that stamp, checksum,
+// write and sync records (xlog_sync), run by the goroutine that needs a
+// force when the log is idle and by the writer goroutine otherwise (see
+// writer). At most logbufs records are ever
 // written but not yet durable, because an iclog is reused only once its
 // record is durable; recovery's in-flight allowance relies on that, and on
 // each record's durable watermark (the newest durable record when it was
@@ -88,6 +90,9 @@ type Log struct {
 	free         []*iclogSlot
 	active       *iclogSlot
 	queue        []*iclogSlot // switched out, not yet written
+	unsynced     []*iclogSlot // written, not yet durable; only a round's goroutine touches it
+	ioBusy       bool         // a round of log I/O is in flight (roundLocked)
+	asyncForce   logbuf.LSN   // newest record StartForce asked the writer for
 	head         Pos          // where the next record goes
 	prevBlock    uint32
 	tail         Pos        // oldest position still needed by recovery
@@ -117,7 +122,10 @@ type Stats struct {
 	HeaderBytes  uint64 // of which header blocks
 	PayloadBytes uint64 // of which op headers and regions (the rest pads to a block)
 	Syncs        uint64 // fdatasyncs of the log
-	ForceCalls   uint64 // forces that had to wait
+	Forces       uint64 // force requests, durable already or not (XFS's force)
+	ForceCalls   uint64 // forces that had to wait for log I/O (XFS's force_sleep)
+	ForceSleeps  uint64 // of which slept on another goroutine's round, and were served by a later one
+	CallerRounds uint64 // rounds a forcing caller ran itself, the log being idle
 	ForceSyncs   uint64 // syncs that had a force waiting
 	Transactions uint64
 	SpaceWaits   uint64 // times a writer waited for log space (a checkpoint)
@@ -365,82 +373,143 @@ func (x *Log) switchActive() {
 	x.wcond.Signal()
 }
 
-// writer is the log's I/O goroutine. Each round it switches out the
-// active iclog if a force wants it, writes every queued record (stamped and
-// checksummed while it is still hot), and syncs when a force or the ring
-// needs it. Forces that arrive during a sync are served together by the
-// next one: group commit.
+// Log I/O runs in rounds: a round takes the records switched out (the
+// queue), seals and writes them in order, and, when some caller needs it,
+// syncs the log device, which makes them and every record written before
+// durable. At most one round runs at a time (ioBusy): so at most one log
+// write and flush is in flight, and the active iclog forms behind it,
+// taking every transaction committed meanwhile. As in XFS's
+// xlog_force_lsn, the goroutine that needs a force runs the round itself
+// when none is in flight (a log force costs no goroutine hand-off when the
+// log is idle); a force that finds a round in flight sleeps until it ends
+// (ForceSleeps, XFS's force_sleep), and then the first of the sleepers to
+// wake runs the next round for all of them: one flush serves every force
+// that joined the iclog while the previous flush ran. The writer goroutine
+// runs the rounds nobody waits in: records switched out because their
+// iclog filled, the syncs the ring and checkpoints ask for (syncWanted),
+// and the force StartForce hands it.
 func (x *Log) writer() {
 	defer close(x.writerDone)
 	pprof.SetGoroutineLabels(x.baseLabels)
-	var written []*iclogSlot // written, not yet durable
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for {
-		x.mu.Lock()
-		for {
-			if x.err != nil || x.closing && len(x.queue) == 0 {
-				x.mu.Unlock()
-				return
-			}
-			forcing := x.forceLSN > x.durable
-			if forcing && x.active != nil && x.active.at.LSN() <= x.forceLSN {
-				x.switchActive()
-			}
-			flush := x.flushWant > x.flushBegun
-			if len(x.queue) > 0 || (forcing || x.syncWanted) && len(written) > 0 || flush {
-				break
-			}
-			x.wcond.Wait()
-		}
-		batch := x.queue
-		x.queue = nil
-		// Only this goroutine moves durable (complete), so it holds for
-		// the whole batch: each record's durable watermark.
-		durable := x.durable
-		forced := x.forceLSN > x.durable
-		sync := forced || x.syncWanted || x.flushWant > x.flushBegun
-		x.syncWanted = false
-		var flushNo uint64
-		if sync {
-			// Numbered as it begins: a forceFlush waits for one that
-			// began after its caller's write-back.
-			x.flushBegun++
-			flushNo = x.flushBegun
-		}
-		x.mu.Unlock()
-
-		roundStart := time.Now()
-		x.times.StartRound()
-		var err error
-		for _, ic := range batch {
-			if err = x.writeRecord(ic, durable); err != nil {
-				break
-			}
-		}
-		written = append(written, batch...)
-		if err == nil && sync {
-			start := time.Now()
-			if err = x.Dev.Sync(); err != nil && len(written) > 0 {
-				err = fmt.Errorf("log sync (fdatasync) of the records up to %v: %w", written[len(written)-1].at.LSN(), err)
-			}
-			x.mu.Lock()
-			x.stats.Syncs++
-			x.stats.SyncNanos += uint64(time.Since(start))
-			if forced {
-				x.stats.ForceSyncs++
-			}
-			x.mu.Unlock()
-			if forced && err == nil {
-				x.times.Forced(time.Since(roundStart))
-			}
-		}
-		if err != nil {
-			x.Fail(err)
+		if x.err != nil || x.closing && len(x.queue) == 0 && !x.ioBusy {
 			return
 		}
-		if sync {
-			x.complete(written, flushNo)
-			written = nil
+		if !x.ioBusy && x.writerWork() {
+			if x.asyncForce > x.durable && x.active != nil && x.active.at.LSN() <= x.asyncForce {
+				x.switchActive()
+			}
+			x.roundLocked(false, x.baseLabels)
+			continue
 		}
+		x.wcond.Wait()
+	}
+}
+
+// writerWork reports whether the writer has a round to run: records
+// switched out, a sync the ring or a checkpoint wants, a flush wanted, or
+// the force StartForce handed it. The caller holds mu.
+func (x *Log) writerWork() bool {
+	return len(x.queue) > 0 || x.syncWanted && len(x.unsynced) > 0 ||
+		x.flushWant > x.flushBegun || x.asyncForce > x.durable
+}
+
+// roundLocked runs one round of log I/O (see writer) on the calling
+// goroutine: the queued records are sealed and written, then synced if
+// sync is set or a force, the ring, a checkpoint or a flush wants it. The
+// caller holds mu, and no round is in flight; mu is released for the I/O
+// and held again on return. labels are the pprof labels to leave the
+// goroutine with (the writer's own, or none for a caller's goroutine).
+func (x *Log) roundLocked(sync bool, labels context.Context) {
+	batch := x.queue
+	x.queue = nil
+	// Only the goroutine running the round moves durable (complete), so
+	// it holds for the whole batch: each record's durable watermark.
+	durable := x.durable
+	forced := x.forceLSN > x.durable || x.asyncForce > x.durable
+	sync = sync || forced || x.syncWanted || x.flushWant > x.flushBegun
+	if len(batch) == 0 && !sync {
+		return
+	}
+	x.ioBusy = true
+	var flushNo uint64
+	if sync {
+		x.syncWanted = false
+		// Numbered as it begins: a ForceFlush waits for one that
+		// began after its caller's write-back.
+		x.flushBegun++
+		flushNo = x.flushBegun
+	}
+	unsynced := append(x.unsynced, batch...)
+	x.unsynced = nil
+	x.mu.Unlock()
+
+	pprof.SetGoroutineLabels(x.baseLabels)
+	roundStart := time.Now()
+	x.times.StartRound()
+	var err error
+	for _, ic := range batch {
+		if err = x.writeRecord(ic, durable); err != nil {
+			break
+		}
+	}
+	var syncTime time.Duration
+	if err == nil && sync {
+		start := time.Now()
+		if err = x.Dev.Sync(); err != nil && len(unsynced) > 0 {
+			err = fmt.Errorf("log sync (fdatasync) of the records up to %v: %w", unsynced[len(unsynced)-1].at.LSN(), err)
+		}
+		syncTime = time.Since(start)
+		if forced && err == nil {
+			x.times.Forced(time.Since(roundStart))
+		}
+	}
+	pprof.SetGoroutineLabels(labels)
+	if err != nil {
+		x.Fail(err)
+		x.mu.Lock()
+		x.ioBusy = false
+		x.cond.Broadcast()
+		return
+	}
+	if sync {
+		// The shadow model learns the records' transactions before
+		// anyone can see them durable.
+		for _, ic := range unsynced {
+			x.onDurable(ic.txns, ic.bound)
+		}
+	}
+	x.mu.Lock()
+	if sync {
+		x.stats.Syncs++
+		x.stats.SyncNanos += uint64(syncTime)
+		if forced {
+			x.stats.ForceSyncs++
+		}
+		if len(unsynced) > 0 {
+			last := unsynced[len(unsynced)-1]
+			x.durable = last.at.LSN()
+			x.bound = last.bound
+			x.free = append(x.free, unsynced...)
+		}
+		x.flushDone = flushNo
+	} else {
+		x.unsynced = unsynced
+	}
+	x.ioBusy = false
+	x.cond.Broadcast()
+	if x.writerWork() || x.closing {
+		x.wcond.Signal()
+	}
+	if sync && len(unsynced) > 0 && x.afterDurable != nil {
+		// Told once forces waiting on the records have been released:
+		// a freed inode's data file may go now (Config.AfterDurable).
+		durable := x.durable
+		x.mu.Unlock()
+		x.afterDurable(durable)
+		x.mu.Lock()
 	}
 }
 
@@ -465,29 +534,6 @@ func (x *Log) writeRecord(ic *iclogSlot, durable logbuf.LSN) error {
 	x.stats.PayloadBytes += uint64(payload)
 	x.mu.Unlock()
 	return err
-}
-
-// complete publishes records made durable by a sync: the shadow model
-// learns their transactions, then their iclogs return to the ring and
-// forces waiting on them return.
-func (x *Log) complete(recs []*iclogSlot, flushNo uint64) {
-	for _, ic := range recs {
-		x.onDurable(ic.txns, ic.bound)
-	}
-	x.mu.Lock()
-	if len(recs) > 0 {
-		last := recs[len(recs)-1]
-		x.durable = last.at.LSN()
-		x.bound = last.bound
-		x.free = append(x.free, recs...)
-	}
-	x.flushDone = flushNo
-	durable := x.durable
-	x.cond.Broadcast()
-	x.mu.Unlock()
-	if len(recs) > 0 && x.afterDurable != nil {
-		x.afterDurable(durable)
-	}
 }
 
 // Fail stops the log for good: every later commit and every force that
@@ -525,24 +571,50 @@ func (x *Log) Force(lsn logbuf.LSN) error { return x.ForceWait(lsn, true) }
 
 // ForceWait is force; count says whether this call counts as a force
 // request (LogForces): false for the wait that follows a startForce,
-// which counted the request when it made it.
+// which counted the request when it made it. When no round of log I/O is
+// in flight, the calling goroutine runs one itself (see writer); else it
+// sleeps until the round in flight ends, and runs the next one if nobody
+// did meanwhile.
 func (x *Log) ForceWait(lsn logbuf.LSN, count bool) error {
+	return x.forceLocked(lsn, 0, count)
+}
+
+// forceLocked waits until lsn is durable and, if flush is not zero, until
+// the flush numbered flush has finished, running rounds itself when none
+// is in flight.
+func (x *Log) forceLocked(lsn logbuf.LSN, flush uint64, count bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if lsn == 0 || lsn <= x.durable {
+	if count {
+		x.stats.Forces++
+	}
+	done := func() bool { return x.durable >= lsn && x.flushDone >= flush }
+	if lsn == 0 && flush == 0 || done() {
 		return nil
 	}
 	if count {
 		x.stats.ForceCalls++
 	}
-	if lsn > x.forceLSN {
-		x.forceLSN = lsn
+	x.forceLSN = max(x.forceLSN, lsn)
+	slept := false
+	for !done() && x.err == nil {
+		if x.ioBusy {
+			if !slept {
+				x.stats.ForceSleeps++
+				slept = true
+			}
+			x.cond.Wait()
+			continue
+		}
+		if lsn > x.durable && x.active != nil && x.active.at.LSN() <= lsn {
+			// The record is still forming: seal it now
+			// (XLOG_STATE_WANT_SYNC), nobody else will.
+			x.switchActive()
+		}
+		x.stats.CallerRounds++
+		x.roundLocked(true, context.Background())
 	}
-	x.wcond.Signal()
-	for x.durable < lsn && x.err == nil {
-		x.cond.Wait()
-	}
-	if x.durable >= lsn {
+	if done() {
 		return nil
 	}
 	return x.err
@@ -556,40 +628,31 @@ func (x *Log) ForceWait(lsn logbuf.LSN, count bool) error {
 // one flush, as forces share one write.
 func (x *Log) ForceFlush(lsn logbuf.LSN) error {
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	if x.err != nil {
+		defer x.mu.Unlock()
 		return x.err
 	}
 	want := x.flushBegun + 1
 	x.flushWant = max(x.flushWant, want)
-	if lsn > x.durable {
-		x.stats.ForceCalls++
-		x.forceLSN = max(x.forceLSN, lsn)
-	}
-	x.wcond.Signal()
-	for (x.flushDone < want || x.durable < lsn) && x.err == nil {
-		x.cond.Wait()
-	}
-	if x.flushDone >= want && x.durable >= lsn {
-		return nil
-	}
-	return x.err
+	x.mu.Unlock()
+	return x.forceLocked(lsn, want, true)
 }
 
 // StartForce asks the writer for the record at lsn, as force does, and
-// returns at once: the caller does other work meanwhile, then waits with
+// returns at once: the caller does other work meanwhile (a data file's
+// sync, whose flush then runs beside the log's), then waits with
 // forceWait(lsn, false). The request is counted here, where it is made:
 // by the time the caller waits, the record is often durable already.
 func (x *Log) StartForce(lsn logbuf.LSN) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.stats.Forces++
 	if lsn == 0 || lsn <= x.durable || x.err != nil {
 		return
 	}
 	x.stats.ForceCalls++
-	if lsn > x.forceLSN {
-		x.forceLSN = lsn
-	}
+	x.forceLSN = max(x.forceLSN, lsn)
+	x.asyncForce = max(x.asyncForce, lsn)
 	x.wcond.Signal()
 }
 

@@ -378,6 +378,21 @@ var Mutants = []Mutant{
 		Checks: []Check{{Pkg: "./journal/recovery", Tests: []string{"TestAllowMissingDataReplaysNothing"}}},
 	},
 
+	// The fsync path: a caller that forces the log runs the round itself,
+	// and forces that find one in flight share the next (#25).
+	{
+		Name:   "caller-round-skips-sync",
+		Bug:    "a round a forcing caller runs itself publishes its records as durable without syncing the log device",
+		Edits:  []Edit{{"journal/xlog/xlog.go", "\tif err == nil && sync {\n\t\tstart := time.Now()", "\tif err == nil && sync && labels != context.Background() {\n\t\tstart := time.Now()"}},
+		Checks: []Check{crashTest, powerLoss},
+	},
+	{
+		Name:   "sleeper-not-served",
+		Bug:    "a force that slept on another goroutine's round returns when that round ends, though its record was forming behind it and is not durable",
+		Edits:  []Edit{{"journal/xlog/xlog.go", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\tcontinue\n", "\t\t\t\tslept = true\n\t\t\t}\n\t\t\tx.cond.Wait()\n\t\t\treturn nil\n"}},
+		Checks: []Check{{Pkg: "./journal/xlog", Tests: []string{"TestCallerForces"}}, crashTest},
+	},
+
 	// Freed space.
 	{
 		Name:   "reap-before-durable",
@@ -402,5 +417,23 @@ var Mutants = []Mutant{
 		Bug:    "data-journal replay writes the logged bytes of files the log frees later: on a full disk the mount has no room for them and is refused",
 		Edits:  []Edit{{"journal/recovery/recover.go", "\tif m.gone[op.Ino] {\n", "\tif false {\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
+	},
+	{
+		Name:   "route-ignores-logged-bytes",
+		Bug:    "a file whose logged bytes recovery may still replay is opened in passthrough: replay writes them over the kernel's newer bytes",
+		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.loggedLSN != 0 && st.loggedLSN >= f.e.TailLSN():\n\t\treturn true\n", ""}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
+	},
+	{
+		Name:   "logged-while-passthrough",
+		Bug:    "a write through the daemon to an inode open in passthrough is logged with its bytes: replay writes them over the kernel's newer bytes",
+		Edits:  []Edit{{"journal/datafile/io.go", "logged := f.immediate(len(p)) && n > 0 && st.ptOpens.Load() == 0", "logged := f.immediate(len(p)) && n > 0"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
+	},
+	{
+		Name:   "route-kind-not-sticky",
+		Bug:    "an inode's opens change kind while the kernel still knows it: the kernel refuses an open through the daemon of an inode it keeps a passthrough backing file for (EIO)",
+		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.kind == kindPassthrough || st.ptOpens.Load() > 0:\n", "\tcase st.ptOpens.Load() > 0:\n"}, {"journal/datafile/route.go", "\tcase st.kind == kindDaemon || st.dataMissing || st.daemonOpens > 0:\n", "\tcase st.dataMissing || st.daemonOpens > 0:\n"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestReadWhileReplaced"}}},
 	},
 }
