@@ -77,6 +77,9 @@ type Run struct {
 	Ops         int64              `json:"ops"`
 	FsyncSource string             `json:"fsync_latency_source,omitempty"` // client or filesystem
 	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats after the workload: its numbers
+	// SyncWrites is an xlogfs mount's sync-write policy as its .stats
+	// says (auto, log or passthrough); empty where it says none.
+	SyncWrites string `json:"sync_writes,omitempty"`
 	// The .stats histograms after the workload, by name: the non-empty
 	// buckets in increasing order.
 	Histograms map[string][]journal.Bucket `json:"histograms,omitempty"`
@@ -177,6 +180,28 @@ type Results struct {
 	Decomposition []Decomposition `json:"decomposition,omitempty"`
 	Verdict       []string        `json:"verdict"`
 	Warnings      []string        `json:"warnings,omitempty"`
+
+	// FlushReach says, with --flush-latency, how the emulated device
+	// reached each target or why it did not; FlushProbe what the bench
+	// found of the kernel's ways to delay a block device's flushes
+	// (dm-delay, nbd, ublk).
+	FlushReach []FlushReach `json:"flush_reach,omitempty"`
+	FlushProbe string       `json:"flush_probe,omitempty"`
+}
+
+// FlushReach is how --flush-latency reached one target: by what (How), or
+// why it did not (Why).
+type FlushReach struct {
+	Target  string `json:"target"`
+	Reached bool   `json:"reached"`
+	How     string `json:"how,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+// NotReached is the reason a value that needs the emulated device gives
+// for a target --flush-latency did not reach.
+func NotReached(target, why string) string {
+	return fmt.Sprintf("--flush-latency does not reach %s (%s)", target, why)
 }
 
 // Row is one target's summary over its rounds.
@@ -203,6 +228,8 @@ type Row struct {
 	// Passthrough: "on" or "off" as the mounts said, "mixed" if they
 	// differed, "" for the native directory.
 	Passthrough string `json:"passthrough,omitempty"`
+	// SyncWrites: the mounts' sync-write policy, "mixed" if they differed.
+	SyncWrites string `json:"sync_writes,omitempty"`
 	// Requests per workload operation by opcode, median over the rounds.
 	Requests map[string]float64 `json:"requests_per_op,omitempty"`
 	// Unmeasured: metrics no round measured, with why.
