@@ -424,7 +424,7 @@ func xfsRow(runs []*XFSRun) *XFSRow {
 	}
 	first := runs[0]
 	x := &XFSRow{Image: first.Image, LoopWhy: first.LoopWhy, MkfsArgs: first.MkfsArgs, MountOptions: first.MountOptions,
-		HeaderBlocks: first.HeaderBlocks, Counters: map[string]float64{}}
+		DelayTable: first.DelayTable, HeaderBlocks: first.HeaderBlocks, Counters: map[string]float64{}}
 	counters := map[string][]float64{}
 	for _, r := range runs {
 		dio := map[bool]string{true: "on", false: "off"}[r.LoopDirectIO]

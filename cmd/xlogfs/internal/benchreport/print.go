@@ -450,8 +450,12 @@ func printXFSNotes(w io.Writer, res *Results, r Row) {
 			mkfs = append(mkfs, "-l", x.MkfsArgs[i+1])
 		}
 	}
-	wrap(w, fmt.Sprintf("%s: the kernel's XFS (mkfs.xfs %s, mount -o %s: %d header blocks per write) on a loop device "+
-		"over an image in %s, direct I/O %s: %s.", r.Target, strings.Join(mkfs, " "), x.MountOptions, x.HeaderBlocks,
+	on := "on a loop device"
+	if x.DelayTable != "" {
+		on = fmt.Sprintf("on dm-delay (table %q: its flushes delayed) over a loop device", x.DelayTable)
+	}
+	wrap(w, fmt.Sprintf("%s: the kernel's XFS (mkfs.xfs %s, mount -o %s: %d header blocks per write) %s "+
+		"over an image in %s, direct I/O %s: %s.", r.Target, strings.Join(mkfs, " "), x.MountOptions, x.HeaderBlocks, on,
 		filepath.Dir(filepath.Dir(x.Image)), x.LoopDirectIO, x.LoopWhy), "  ")
 	others := "no other XFS is mounted"
 	if len(x.OtherMounts) > 0 {

@@ -125,6 +125,10 @@ type XFSRun struct {
 	HeaderBlocks int      `json:"header_blocks_per_write"`
 	MkfsArgs     []string `json:"mkfs_args"`
 	MountOptions string   `json:"mount_options"`
+	// DelayDevice is the dm-delay device XFS was made on, over Loop, and
+	// its table (--flush-latency, where dm-delay can); empty: on Loop.
+	DelayDevice string `json:"delay_device,omitempty"`
+	DelayTable  string `json:"delay_table,omitempty"`
 	// Stat is every line of /proc/fs/xfs/stat, after − before the
 	// workload; Counters the lines the bench reports, by name (log_writes,
 	// log_blocks, trans_sync, push_ail_pinned, xstrat_quick, ...).
@@ -250,6 +254,7 @@ type XFSRow struct {
 	LoopWhy      string             `json:"loop_direct_io_why"`
 	MkfsArgs     []string           `json:"mkfs_args"`
 	MountOptions string             `json:"mount_options"`
+	DelayTable   string             `json:"delay_table,omitempty"` // the first round's dm-delay table, if XFS was on one
 	HeaderBlocks int                `json:"header_blocks_per_write"`
 	Counters     map[string]float64 `json:"counters"` // medians over the rounds
 	OtherMounts  []string           `json:"other_xfs_mounts,omitempty"`
