@@ -137,8 +137,26 @@ const noDMDelay = "no dm-delay in this kernel"
 // probeDMDelay says whether the kernel has dm-delay's target (nil), else
 // why not in short, and in both cases what it found.
 func probeDMDelay(env DelayEnv) (error, string) {
-	if !env.Exists("/dev/mapper/control") && !env.Exists("/sys/module/dm_mod") {
-		return errors.New(noDMDelay), "no device-mapper (no /dev/mapper/control, no /sys/module/dm_mod)"
+	// The kernel's device-mapper shows as a module (built in or loaded)
+	// and a misc device; /dev/mapper/control alone may be a node without
+	// a driver behind it.
+	hasDM := func() bool { return env.Exists("/sys/module/dm_mod") || env.Exists("/sys/class/misc/device-mapper") }
+	if !hasDM() {
+		why := "no /sys/module/dm_mod, no /sys/class/misc/device-mapper"
+		if env.Exists("/dev/mapper/control") {
+			why += "; /dev/mapper/control is there, with no driver behind it"
+		}
+		loaded := false
+		if modprobe, err := env.LookPath("modprobe"); err == nil {
+			if out, err := env.Run(modprobe, "dm_mod"); err != nil {
+				why += fmt.Sprintf("; modprobe dm_mod: %v: %s", err, strings.TrimSpace(string(out)))
+			} else {
+				loaded = hasDM()
+			}
+		}
+		if !loaded {
+			return errors.New(noDMDelay), "no device-mapper (" + why + ")"
+		}
 	}
 	if env.Exists("/sys/module/dm_delay") {
 		return nil, "the delay target is loaded (/sys/module/dm_delay)"

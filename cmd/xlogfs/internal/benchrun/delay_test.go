@@ -60,9 +60,20 @@ func TestProbeDelay(t *testing.T) {
 		err    string
 		found  string
 	}{
-		// This machine: no device-mapper at all.
-		{"no device-mapper", func(e DelayEnv) DelayEnv { return without(e, "/dev/mapper/control", "/sys/module/dm_mod") }, time.Millisecond,
-			"no dm-delay in this kernel", "dm-delay: no device-mapper (no /dev/mapper/control, no /sys/module/dm_mod)"},
+		// This machine: /dev/mapper/control, but no device-mapper behind
+		// it, nor a module to load.
+		{"no device-mapper", func(e DelayEnv) DelayEnv {
+			e = without(e, "/sys/module/dm_mod", "/sys/module/dm_delay")
+			e.Run = func(name string, args ...string) ([]byte, error) {
+				if filepath.Base(name) == "modprobe" {
+					return []byte("modprobe: FATAL: Module dm_mod not found in directory /lib/modules/6.18.44"), errors.New("exit status 1")
+				}
+				return []byte("/dev/mapper/control: open failed: No such device"), errors.New("exit status 1")
+			}
+			return e
+		}, time.Millisecond, "no dm-delay in this kernel",
+			"dm-delay: no device-mapper (no /sys/module/dm_mod, no /sys/class/misc/device-mapper; /dev/mapper/control is there, " +
+				"with no driver behind it; modprobe dm_mod: exit status 1: modprobe: FATAL: Module dm_mod not found"},
 		{"device-mapper without delay", func(e DelayEnv) DelayEnv {
 			e = without(e, "/sys/module/dm_delay")
 			e.Run = func(name string, args ...string) ([]byte, error) {
@@ -98,7 +109,7 @@ func TestProbeDelay(t *testing.T) {
 		}, time.Millisecond, "mkfs.ext4 not found: install it with apt-get install e2fsprogs", ""},
 		{"no loop device", func(e DelayEnv) DelayEnv { return without(e, "/dev/loop-control") }, time.Millisecond, "no loop device", ""},
 		{"nbd but no dm", func(e DelayEnv) DelayEnv {
-			e = without(e, "/dev/mapper/control", "/sys/module/dm_mod")
+			e = without(e, "/dev/mapper/control", "/sys/module/dm_mod", "/sys/module/dm_delay")
 			old := e.Exists
 			e.Exists = func(p string) bool { return p == "/dev/nbd0" || old(p) }
 			return e
@@ -142,6 +153,30 @@ func TestProbeDelay(t *testing.T) {
 		if r.Err != nil || !slices.Equal(ran, want) {
 			t.Errorf("delay target (modprobe needed %v): %v, ran %q; want usable after %q", afterModprobe, r.Err, ran, want)
 		}
+	}
+}
+
+// device-mapper as a module not loaded yet: modprobe dm_mod loads it.
+func TestProbeDelayLoadsDM(t *testing.T) {
+	var ran []string
+	env := delayMachine(&ran)
+	loaded := false
+	exists := env.Exists
+	env.Exists = func(p string) bool {
+		if p == "/sys/module/dm_mod" || p == "/sys/module/dm_delay" {
+			return loaded
+		}
+		return exists(p)
+	}
+	env.Run = func(name string, args ...string) ([]byte, error) {
+		ran = append(ran, filepath.Base(name)+" "+strings.Join(args, " "))
+		if filepath.Base(name) == "modprobe" && args[0] == "dm_mod" {
+			loaded = true // dm_delay comes with it here
+		}
+		return nil, nil
+	}
+	if r := ProbeDelay(env, time.Millisecond, true); r.Err != nil || !slices.Equal(ran, []string{"modprobe dm_mod"}) {
+		t.Errorf("%v, ran %q; want dm-delay usable once modprobe dm_mod loaded device-mapper", r.Err, ran)
 	}
 }
 
