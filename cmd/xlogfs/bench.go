@@ -49,7 +49,15 @@ verdict in words.
 Devices: disk puts the store under --out; ram puts it on a tmpfs mounted
 for the bench (or /dev/shm), so a flush costs nothing and the run is
 CPU-bound, which is where a checksum's cost shows. --flush-latency D makes
-every log flush and data-file sync take exactly D (an emulated device).
+every log flush and data-file sync take exactly D (an emulated device), and
+every FSYNC and FSYNCDIR the loopback baseline serves. Where the kernel has
+dm-delay, the native, loopback and xfs baselines each get a device whose
+flushes take D (a loop device over an image where the stores go, dm-delay
+delaying its flushes alone, ext4 or XFS on it); where it has none, the
+report says which targets D did not reach, and why. The round trips
+section then sets, per target, the flushes per fsync of the emulated device
+beside the syncs per fsync by what they made durable (log, data files, data
+directory), the opens by sync-write route and the log forces behind them.
 
 Workloads:
   builtin  --clients writers each appending small blocks (--write-size) and
@@ -215,9 +223,28 @@ func runBench(args []string) error {
 		}
 		warnings = append(warnings, ws...)
 		cfg.PerfRate = cfg.ProfileRate
-		if cfg.FlushLatency > 0 {
-			warnings = append(warnings, fmt.Sprintf("--flush-latency %v emulates the xlogfs stores' device alone: the xfs baseline's flushes are its loop device's", cfg.FlushLatency))
+	}
+	// Which targets the emulated device reaches: xlogfs's by its mount's
+	// emulated flush, the baselines by dm-delay where the kernel has it
+	// (the loopback by its own emulated flush otherwise).
+	var delay *benchrun.DelayReadiness
+	if cfg.FlushLatency > 0 && len(cfg.Baselines) > 0 {
+		needExt4 := slices.Contains(cfg.Baselines, "native") || slices.Contains(cfg.Baselines, "loopback")
+		d := benchrun.ProbeDelay(benchrun.SystemDelayEnv(), cfg.FlushLatency, needExt4)
+		delay = &d
+	}
+	reach := benchrun.FlushReach(cfg.FlushLatency, targets, delay)
+	var unreached []string
+	for _, f := range reach {
+		if !f.Reached {
+			unreached = append(unreached, f.Target)
 		}
+	}
+	if len(unreached) > 0 {
+		msg := fmt.Sprintf("--flush-latency %v does not reach %s (%v): their flushes per fsync are not measured; %s",
+			cfg.FlushLatency, strings.Join(unreached, ", "), delay.Err, delay.Found)
+		fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", msg)
+		warnings = append(warnings, msg)
 	}
 	if cfg.Out == "" {
 		cfg.Out = "bench-" + time.Now().Format("20060102-150405")
@@ -232,8 +259,12 @@ func runBench(args []string) error {
 		warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
 	}
 
-	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets, Warnings: warnings}
-	b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom}
+	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets,
+		Warnings: warnings, FlushReach: reach}
+	if delay != nil {
+		res.FlushProbe = delay.Found
+	}
+	b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom, Delay: delay}
 	fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
 		len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
 	if err := b.Run(targets); err != nil {

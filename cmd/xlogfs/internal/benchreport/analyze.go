@@ -53,6 +53,32 @@ var allMetrics = []Metric{
 		Desc: "calls the filesystem made to make something durable (fdatasync, fsync), per fsync it served"},
 	{Name: "dev_flushes_per_fsync", Label: "device flushes per fsync", Unit: "flushes/fsync", Scale: 1,
 		Desc: "cache flushes the store's block device completed (all its users') per fsync served; --device disk only"},
+	{Name: "emulated_flushes_per_fsync", Label: "emulated flushes per fsync", Unit: "flushes/fsync", Scale: 1,
+		Desc: "flushes of the --flush-latency device per fsync served: xlogfs's emulated flushes (every log flush and data-file sync), the loopback's (every FSYNC and FSYNCDIR it serves), a dm-delay device's (counted on the loop device under it)"},
+	// The sync-write route and the log forces behind the syncs (xlogfs's
+	// .stats; absent from daemons that predate the counts).
+	{Name: "opens", Label: "opens", Unit: "opens", Scale: 1,
+		Desc: "regular files opened over the workload (opens_passthrough + opens_log_route + opens_daemon)"},
+	{Name: "opens_passthrough_share", Label: "opens in passthrough", Unit: "% of opens", Scale: 100,
+		Desc: "share of the opens whose file the kernel reads and writes directly (passthrough)"},
+	{Name: "opens_log_route_share", Label: "opens on the log route", Unit: "% of opens", Scale: 100,
+		Desc: "share of the opens whose sync writes go through the log"},
+	{Name: "opens_daemon_share", Label: "opens through the daemon", Unit: "% of opens", Scale: 100,
+		Desc: "share of the opens whose reads and writes the daemon serves"},
+	{Name: "log_syncs_per_fsync", Label: "log syncs per fsync", Unit: "syncs/fsync", Scale: 1,
+		Desc: "flushes of the log (log_syncs) per fsync served"},
+	{Name: "data_syncs_per_fsync", Label: "data-file syncs per fsync", Unit: "syncs/fsync", Scale: 1,
+		Desc: "fdatasyncs of data files (syncs_data) per fsync served"},
+	{Name: "dir_syncs_per_fsync", Label: "data-directory syncs per fsync", Unit: "syncs/fsync", Scale: 1,
+		Desc: "fsyncs of the data directory (syncs_dir) per fsync served"},
+	{Name: "force_requests_per_fsync", Label: "log force requests per fsync", Unit: "requests/fsync", Scale: 1,
+		Desc: "log forces asked for (force_requests) per fsync served"},
+	{Name: "force_caller_rounds_per_fsync", Label: "log force caller rounds per fsync", Unit: "rounds/fsync", Scale: 1,
+		Desc: "rounds of log I/O the forcing callers made or waited for (force_caller_rounds) per fsync served"},
+	{Name: "force_sleeps_per_fsync", Label: "log force sleeps per fsync", Unit: "sleeps/fsync", Scale: 1,
+		Desc: "forces that slept on another's log I/O and were served by the next (force_sleeps) per fsync served"},
+	{Name: "immediate_write_bytes_per_fsync", Label: "immediate write bytes per fsync", Unit: "B/fsync", Scale: 1,
+		Desc: "bytes written immediately on the sync-write route (immediate_write_bytes) per fsync served"},
 	// The log: what xlogfs's journal (its .stats) and the kernel's XFS
 	// (/proc/fs/xfs/stat, perf) write and checksum, side by side.
 	{Name: "fsyncs", Label: "fsyncs", Unit: "fsyncs", Scale: 1, Higher: true,
@@ -334,6 +360,12 @@ func (res *Results) row(t Target) Row {
 			}
 			row.Passthrough = pt
 		}
+		if sw := r.SyncWrites; sw != "" {
+			if row.SyncWrites != "" && row.SyncWrites != sw {
+				sw = "mixed"
+			}
+			row.SyncWrites = sw
+		}
 		for op, v := range r.Requests {
 			requests[op] = append(requests[op], v)
 		}
@@ -392,7 +424,7 @@ func xfsRow(runs []*XFSRun) *XFSRow {
 	}
 	first := runs[0]
 	x := &XFSRow{Image: first.Image, LoopWhy: first.LoopWhy, MkfsArgs: first.MkfsArgs, MountOptions: first.MountOptions,
-		HeaderBlocks: first.HeaderBlocks, Counters: map[string]float64{}}
+		DelayTable: first.DelayTable, HeaderBlocks: first.HeaderBlocks, Counters: map[string]float64{}}
 	counters := map[string][]float64{}
 	for _, r := range runs {
 		dio := map[bool]string{true: "on", false: "off"}[r.LoopDirectIO]

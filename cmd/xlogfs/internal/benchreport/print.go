@@ -21,7 +21,7 @@ func Print(w io.Writer, res *Results) {
 	PrintHeader(w, res)
 	fmt.Fprintln(w)
 	PrintTable(w, res)
-	if slices.ContainsFunc(res.Rows, func(r Row) bool { _, ok := r.Values["requests_per_op"]; return ok }) {
+	if slices.ContainsFunc(res.Rows, hasRequests) || slices.ContainsFunc(res.Rows, hasSyncs) || len(res.FlushReach) > 0 {
 		fmt.Fprintln(w)
 		PrintRequests(w, res)
 	}
@@ -138,12 +138,26 @@ func dash(s string) string {
 	return s
 }
 
+func hasRequests(r Row) bool { _, ok := r.Values["requests_per_op"]; return ok }
+
 // PrintRequests writes what each target's workload cost in round trips
 // and flushes: FUSE requests per workload operation, in all and for the
-// opcodes that cost most, and the syncs and device flushes per fsync.
+// opcodes that cost most, and the syncs and device flushes per fsync; then
+// the sync-write routes and the flushes per fsync by what they flushed
+// (PrintSyncs).
 func PrintRequests(w io.Writer, res *Results) {
 	fmt.Fprintln(w, "round trips and flushes (medians over the rounds)")
-	fmt.Fprintln(w)
+	if slices.ContainsFunc(res.Rows, hasRequests) {
+		fmt.Fprintln(w)
+		printRequestTable(w, res)
+	}
+	if slices.ContainsFunc(res.Rows, hasSyncs) || len(res.FlushReach) > 0 {
+		fmt.Fprintln(w)
+		PrintSyncs(w, res)
+	}
+}
+
+func printRequestTable(w io.Writer, res *Results) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "target	passthrough	req/op	most per op	syncs/fsync	device flushes/fsync	")
 	for _, r := range res.Rows {
@@ -170,6 +184,142 @@ func PrintRequests(w io.Writer, res *Results) {
 	fmt.Fprintln(w, "\nreq/op: FUSE requests per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync);")
 	fmt.Fprintln(w, "syncs/fsync: fdatasync/fsync calls the filesystem made per fsync it served (xlogfs: log, data files, data directory, checkpoint;")
 	fmt.Fprintln(w, "the loopback: one per request); device flushes: the store's block device's, all of its users' (--device disk only).")
+}
+
+// syncMetrics are the sync-write table's metrics: a row with none of them
+// (nor a reason for one) is not in the table.
+var syncMetrics = []string{"opens", "opens_passthrough_share", "opens_log_route_share", "opens_daemon_share",
+	"emulated_flushes_per_fsync", "log_syncs_per_fsync", "data_syncs_per_fsync", "dir_syncs_per_fsync",
+	"force_requests_per_fsync", "force_caller_rounds_per_fsync", "force_sleeps_per_fsync"}
+
+func hasSyncs(r Row) bool {
+	if r.SyncWrites != "" {
+		return true
+	}
+	for _, m := range syncMetrics {
+		if _, ok := r.Values[m]; ok {
+			return true
+		}
+		if _, ok := r.Unmeasured[m]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// flushMetric is the metric the sync table's flushes column shows: the
+// emulated device's with --flush-latency, else the block device's.
+func flushMetric(res *Results) string {
+	if res.Config.FlushLatency > 0 {
+		return "emulated_flushes_per_fsync"
+	}
+	return "dev_flushes_per_fsync"
+}
+
+// PrintSyncs writes, per target, how its opens of regular files were
+// routed (the sync-write route), its flushes per fsync and its syncs per
+// fsync by what they made durable (log, data files, data directory), and
+// the log forces behind them; then which targets --flush-latency reached,
+// and how. A value a target has no count of (a baseline, or a daemon older
+// than the count) is "–"; one it could not measure "not measured", with
+// why below.
+func PrintSyncs(w io.Writer, res *Results) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tsync\topens\troutes %\tflushes\tsyncs per fsync\tforces per fsync\t")
+	fmt.Fprintln(tw, "target\twrites\t\tpt / log / dmn\tper fsync\tlog / data / dir\treq / rounds / sleeps\t")
+	flushes := flushMetric(res)
+	var notes []string
+	for _, r := range res.Rows {
+		if !hasSyncs(r) && !slices.ContainsFunc(res.FlushReach, func(f FlushReach) bool { return f.Target == r.Target }) {
+			continue
+		}
+		has := func(m string) bool { iv, ok := r.Values[m]; return ok && !math.IsNaN(iv.Center) }
+		v := func(m, format string) string {
+			if !has(m) {
+				return "–"
+			}
+			meta, _ := res.MetricByName(m)
+			return fmt.Sprintf(format, r.Values[m].Center*meta.Scale)
+		}
+		// A group of values: "–" where the target has none of them.
+		group := func(format string, ms ...string) string {
+			if !slices.ContainsFunc(ms, has) {
+				return "–"
+			}
+			var parts []string
+			for _, m := range ms {
+				parts = append(parts, v(m, format))
+			}
+			return strings.Join(parts, " / ")
+		}
+		opens := "–"
+		if has("opens") {
+			opens = count(int64(math.Round(r.Values["opens"].Center)))
+		}
+		flush := v(flushes, "%.2f")
+		if why := r.Unmeasured[flushes]; !has(flushes) && why != "" {
+			flush = NotMeasured
+			meta, _ := res.MetricByName(flushes)
+			notes = append(notes, fmt.Sprintf("%s: %s: %s (%s)", r.Target, meta.Label, NotMeasured, why))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Target, dash(r.SyncWrites), opens,
+			group("%.0f", "opens_passthrough_share", "opens_log_route_share", "opens_daemon_share"), flush,
+			group("%.2f", "log_syncs_per_fsync", "data_syncs_per_fsync", "dir_syncs_per_fsync"),
+			group("%.2f", "force_requests_per_fsync", "force_caller_rounds_per_fsync", "force_sleeps_per_fsync"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		wrap(w, n, "  ")
+	}
+	printFlushReach(w, res)
+	flushText := "the store's block device's flushes per fsync (--device disk; all of its users')"
+	if res.Config.FlushLatency > 0 {
+		flushText = "the emulated device's flushes per fsync (xlogfs: its flushes_emulated, every log flush and data-file sync; " +
+			"the loopback: its own, every FSYNC and FSYNCDIR; a dm-delay device: the flushes of the loop device under it)"
+	}
+	wrap(w, "sync writes: the mount's policy (auto, log, passthrough); opens: regular files opened over the workload; routes: "+
+		"their shares by the route taken (pt: passthrough, log: the log route, dmn: the daemon); flushes per fsync: "+flushText+
+		"; syncs: the log's, the data files' and the data directory's syncs per fsync served; forces: log force requests, "+
+		"the callers' rounds of log I/O, and sleeps on another's log I/O, per fsync served. –: the target keeps no such count "+
+		"(a baseline, or a daemon older than the count).", "")
+}
+
+// printFlushReach says which targets --flush-latency reached and how, and
+// which it did not and why, targets sharing a way on one line.
+func printFlushReach(w io.Writer, res *Results) {
+	if len(res.FlushReach) == 0 {
+		return
+	}
+	type group struct {
+		reached bool
+		text    string
+		targets []string
+	}
+	var groups []*group
+	for _, f := range res.FlushReach {
+		text := f.How
+		if !f.Reached {
+			text = f.Why
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.reached == f.Reached && g.text == text })
+		if i < 0 {
+			groups = append(groups, &group{reached: f.Reached, text: text})
+			i = len(groups) - 1
+		}
+		groups[i].targets = append(groups[i].targets, f.Target)
+	}
+	fmt.Fprintf(w, "--flush-latency %v:\n", res.Config.FlushLatency)
+	for _, g := range groups {
+		verb := "reaches"
+		if !g.reached {
+			verb = "does not reach"
+		}
+		wrap(w, fmt.Sprintf("  %s %s: %s", verb, strings.Join(g.targets, ", "), g.text), "    ")
+	}
+	if res.FlushProbe != "" {
+		wrap(w, "  the kernel's delayed block devices: "+res.FlushProbe, "    ")
+	}
 }
 
 // logMetrics are the log table's columns after the target's name, with
@@ -300,8 +450,12 @@ func printXFSNotes(w io.Writer, res *Results, r Row) {
 			mkfs = append(mkfs, "-l", x.MkfsArgs[i+1])
 		}
 	}
-	wrap(w, fmt.Sprintf("%s: the kernel's XFS (mkfs.xfs %s, mount -o %s: %d header blocks per write) on a loop device "+
-		"over an image in %s, direct I/O %s: %s.", r.Target, strings.Join(mkfs, " "), x.MountOptions, x.HeaderBlocks,
+	on := "on a loop device"
+	if x.DelayTable != "" {
+		on = fmt.Sprintf("on dm-delay (table %q: its flushes delayed) over a loop device", x.DelayTable)
+	}
+	wrap(w, fmt.Sprintf("%s: the kernel's XFS (mkfs.xfs %s, mount -o %s: %d header blocks per write) %s "+
+		"over an image in %s, direct I/O %s: %s.", r.Target, strings.Join(mkfs, " "), x.MountOptions, x.HeaderBlocks, on,
 		filepath.Dir(filepath.Dir(x.Image)), x.LoopDirectIO, x.LoopWhy), "  ")
 	others := "no other XFS is mounted"
 	if len(x.OtherMounts) > 0 {

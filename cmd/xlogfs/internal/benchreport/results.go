@@ -77,6 +77,9 @@ type Run struct {
 	Ops         int64              `json:"ops"`
 	FsyncSource string             `json:"fsync_latency_source,omitempty"` // client or filesystem
 	Stats       map[string]float64 `json:"stats,omitempty"`                // the mount's .stats after the workload: its numbers
+	// SyncWrites is an xlogfs mount's sync-write policy as its .stats
+	// says (auto, log or passthrough); empty where it says none.
+	SyncWrites string `json:"sync_writes,omitempty"`
 	// The .stats histograms after the workload, by name: the non-empty
 	// buckets in increasing order.
 	Histograms map[string][]journal.Bucket `json:"histograms,omitempty"`
@@ -122,6 +125,10 @@ type XFSRun struct {
 	HeaderBlocks int      `json:"header_blocks_per_write"`
 	MkfsArgs     []string `json:"mkfs_args"`
 	MountOptions string   `json:"mount_options"`
+	// DelayDevice is the dm-delay device XFS was made on, over Loop, and
+	// its table (--flush-latency, where dm-delay can); empty: on Loop.
+	DelayDevice string `json:"delay_device,omitempty"`
+	DelayTable  string `json:"delay_table,omitempty"`
 	// Stat is every line of /proc/fs/xfs/stat, after − before the
 	// workload; Counters the lines the bench reports, by name (log_writes,
 	// log_blocks, trans_sync, push_ail_pinned, xstrat_quick, ...).
@@ -177,6 +184,28 @@ type Results struct {
 	Decomposition []Decomposition `json:"decomposition,omitempty"`
 	Verdict       []string        `json:"verdict"`
 	Warnings      []string        `json:"warnings,omitempty"`
+
+	// FlushReach says, with --flush-latency, how the emulated device
+	// reached each target or why it did not; FlushProbe what the bench
+	// found of the kernel's ways to delay a block device's flushes
+	// (dm-delay, nbd, ublk).
+	FlushReach []FlushReach `json:"flush_reach,omitempty"`
+	FlushProbe string       `json:"flush_probe,omitempty"`
+}
+
+// FlushReach is how --flush-latency reached one target: by what (How), or
+// why it did not (Why).
+type FlushReach struct {
+	Target  string `json:"target"`
+	Reached bool   `json:"reached"`
+	How     string `json:"how,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+// NotReached is the reason a value that needs the emulated device gives
+// for a target --flush-latency did not reach.
+func NotReached(target, why string) string {
+	return fmt.Sprintf("--flush-latency does not reach %s (%s)", target, why)
 }
 
 // Row is one target's summary over its rounds.
@@ -203,6 +232,8 @@ type Row struct {
 	// Passthrough: "on" or "off" as the mounts said, "mixed" if they
 	// differed, "" for the native directory.
 	Passthrough string `json:"passthrough,omitempty"`
+	// SyncWrites: the mounts' sync-write policy, "mixed" if they differed.
+	SyncWrites string `json:"sync_writes,omitempty"`
 	// Requests per workload operation by opcode, median over the rounds.
 	Requests map[string]float64 `json:"requests_per_op,omitempty"`
 	// Unmeasured: metrics no round measured, with why.
@@ -223,6 +254,7 @@ type XFSRow struct {
 	LoopWhy      string             `json:"loop_direct_io_why"`
 	MkfsArgs     []string           `json:"mkfs_args"`
 	MountOptions string             `json:"mount_options"`
+	DelayTable   string             `json:"delay_table,omitempty"` // the first round's dm-delay table, if XFS was on one
 	HeaderBlocks int                `json:"header_blocks_per_write"`
 	Counters     map[string]float64 `json:"counters"` // medians over the rounds
 	OtherMounts  []string           `json:"other_xfs_mounts,omitempty"`

@@ -82,7 +82,13 @@ func (b *Bencher) mount(t benchreport.Target, store, mnt, profile, logFile strin
 		}
 		// The best loopback: with HANDLE_KILLPRIV_V2, as xlogfs mounts,
 		// no GETXATTR before every write.
-		args = []string{"loopback-mount", "--cpuprofile", profile, "--handle-killpriv-v2", "--stats", loopbackStats(mnt), store, mnt}
+		args = []string{"loopback-mount", "--cpuprofile", profile, "--handle-killpriv-v2", "--stats", loopbackStats(mnt)}
+		// The emulated device: its own flush, unless its directory is
+		// on dm-delay's device already.
+		if b.Cfg.FlushLatency > 0 && !b.delayed(t) {
+			args = append(args, "--flush-latency", b.Cfg.FlushLatency.String())
+		}
+		args = append(args, store, mnt)
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {

@@ -8,4 +8,13 @@
 // kernel XFS baseline (target xfs) makes a loop-mounted XFS image with the
 // stores' log geometry instead, and reads the kernel's counters and perf's
 // profile around the workload (package xfsbase).
+//
+// With --flush-latency every target's flushes take the latency where the
+// bench can make them (FlushReach): xlogfs's by its mount's emulated
+// flush, the loopback's by loopback-mount's, and where the kernel has
+// dm-delay (ProbeDelay) the baselines' by a device of its per round, a
+// loop device over an image with dm-delay delaying its flushes alone.
+// Each target's flushes of that device per fsync go beside its syncs per
+// fsync by kind and its sync-write routes; a target the latency did not
+// reach has them "not measured", with the probe's reason.
 package benchrun

@@ -29,6 +29,10 @@ type Bencher struct {
 	// the xlogfs stores' log geometry it copies (XlogfsGeometry).
 	XFS  xfsbase.Readiness
 	Geom Geometry
+	// Delay is what ProbeDelay found, with --flush-latency and a
+	// baseline (nil: not probed): where dm-delay can, the baselines'
+	// stores go on a device of its whose flushes take the latency.
+	Delay *DelayReadiness
 	// geomWarned: targets whose log geometry was found to differ from the
 	// baseline's (warned once).
 	geomWarned map[string]bool
@@ -104,6 +108,25 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	dir := mnt
 	var m *mounted
 	var xr *xfsRound
+	if reach, ok := b.reach(t); ok && !reach.Reached {
+		r.Unmeasured["emulated_flushes_per_fsync"] = benchreport.NotReached(t.Name, reach.Why)
+	}
+	// native's and the loopback's store: ext4 on a device whose flushes
+	// take --flush-latency, where dm-delay can make one.
+	var dd *delayed
+	if b.delayed(t) && t.Kind != benchreport.XFSTarget {
+		if dd, err = b.makeDelayed(filepath.Dir(store), id); err != nil {
+			return r, err
+		}
+		defer func() {
+			if terr := dd.teardown(); terr != nil && err == nil {
+				err = terr
+			}
+		}()
+		if err := dd.mkfsMount(b.Delay.Mkfs, ext4Args, "ext4", store); err != nil {
+			return r, err
+		}
+	}
 	switch t.Kind {
 	case "native":
 		dir = store
@@ -138,6 +161,18 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	}
 	// The device's flushes (all of its users'), for a store on disk.
 	flushesBefore, flushesOK := deviceFlushes(store)
+	// The delayed device's, counted on the loop device under it.
+	delayDev := ""
+	if dd != nil {
+		delayDev = dd.Loop
+	} else if xr != nil && xr.dd != nil {
+		delayDev = xr.dd.Loop
+	}
+	var delayBefore float64
+	delayOK := false
+	if delayDev != "" {
+		delayBefore, delayOK = blockFlushes(delayDev)
+	}
 
 	// The whole machine's busy CPU over the workload.
 	busyBefore, busyErr := busyCPU()
@@ -166,10 +201,30 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	if w.FsyncsUncounted != "" {
 		fsyncs, fsyncWhy = math.NaN(), w.FsyncsUncounted
 	}
+	delayFlushes, delayWhy := math.NaN(), ""
+	if delayDev != "" {
+		if after, ok := blockFlushes(delayDev); ok && delayOK {
+			delayFlushes = after - delayBefore
+		} else {
+			delayWhy = fmt.Sprintf("%s's flushes: no flush count in /sys/block/%s/stat (Linux 5.5 and later have one)", delayDev, filepath.Base(delayDev))
+		}
+	}
 	if xr != nil {
 		if err := xr.end(&r, fsyncs, fsyncWhy); err != nil {
 			return r, err
 		}
+	}
+	switch {
+	case dd != nil && t.Kind == "native":
+		emulatedFlushes(r.Values, r.Unmeasured, delayFlushes, delayWhy, fsyncs, fsyncWhy)
+	case xr != nil && xr.dd != nil:
+		xfsFs, why := math.NaN(), fsyncWhy
+		if r.FsyncCounts != "" {
+			xfsFs = float64(r.Fsyncs)
+		} else if w := r.Unmeasured["log_blocks_per_fsync"]; w != "" {
+			why = w
+		}
+		emulatedFlushes(r.Values, r.Unmeasured, delayFlushes, delayWhy, xfsFs, why)
 	}
 	r.Seconds, r.Bytes, r.Ops, r.Extra = w.Seconds, w.Bytes, w.Ops, w.Extra
 	for _, wn := range w.Warnings {
@@ -215,6 +270,18 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 		// The fsyncs the filesystem served, as XFS's are counted.
 		fs := st["fsyncs"] - before.Numbers()["fsyncs"]
 		r.Fsyncs, r.FsyncCounts = int64(fs), "filesystem"
+		r.SyncWrites, _ = after.Value("sync_writes")
+		syncValues(r.Values, before.Numbers(), st, fs)
+		if b.Cfg.FlushLatency > 0 {
+			// Every log flush and data-file sync is an emulated flush.
+			flushes, why := math.NaN(), ""
+			if _, ok := st["flushes_emulated"]; ok {
+				flushes = st["flushes_emulated"] - before.Numbers()["flushes_emulated"]
+			} else {
+				why = "the daemon's .stats has no flushes_emulated"
+			}
+			emulatedFlushes(r.Values, r.Unmeasured, flushes, why, fs, "")
+		}
 		if !math.IsNaN(fsyncs) && math.Abs(fs-fsyncs) > max(2, 0.01*fsyncs) {
 			b.warn(t, round, fmt.Sprintf("the workload counted %.0f fsyncs, the filesystem %.0f", fsyncs, fs))
 		}
@@ -244,6 +311,22 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 			st := statsNumbers(f)
 			r.Stats = st
 			r.Requests = requestValues(r.Values, nil, st, float64(r.Ops), flushes)
+			if b.Cfg.FlushLatency > 0 {
+				// The fsyncs it served, over the mount's life (the
+				// mount itself makes none); its own emulated flushes,
+				// or the delayed device's under its directory.
+				fs := st["fuse_FSYNC"] + st["fuse_FSYNCDIR"]
+				if dd != nil {
+					emulatedFlushes(r.Values, r.Unmeasured, delayFlushes, delayWhy, fs, "")
+				} else if _, ok := st["flushes_emulated"]; ok {
+					emulatedFlushes(r.Values, r.Unmeasured, st["flushes_emulated"], "", fs, "")
+					if st["flush_overruns"] > 0 {
+						b.warn(t, round, fmt.Sprintf("%.0f of %.0f flushes took longer than --flush-latency %v by themselves", st["flush_overruns"], st["flushes_emulated"], b.Cfg.FlushLatency))
+					}
+				} else {
+					emulatedFlushes(r.Values, r.Unmeasured, math.NaN(), "loopback-mount wrote no flushes_emulated", fs, "")
+				}
+			}
 		} else {
 			b.warn(t, round, fmt.Sprintf("loopback request counts: %v", err))
 		}
@@ -267,6 +350,30 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 		}
 	}
 	return r, nil
+}
+
+// reach is how --flush-latency reaches t (ok false: no --flush-latency).
+func (b *Bencher) reach(t benchreport.Target) (benchreport.FlushReach, bool) {
+	for _, f := range b.Res.FlushReach {
+		if f.Target == t.Name {
+			return f, true
+		}
+	}
+	return benchreport.FlushReach{}, false
+}
+
+// delayed reports whether t's store goes on a device of dm-delay's.
+func (b *Bencher) delayed(t benchreport.Target) bool {
+	return b.Cfg.FlushLatency > 0 && t.Kind != "xlogfs" && b.Delay != nil && b.Delay.Err == nil
+}
+
+// makeDelayed makes the round's delayed device, its image in dir.
+func (b *Bencher) makeDelayed(dir, id string) (*delayed, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return makeDelayed(systemDelayOps(*b.Delay), filepath.Join(dir, "delayed.img"), xfsImageSize(b.Cfg),
+		fmt.Sprintf("xlogfs-bench-%d-%s", os.Getpid(), id), b.Cfg.FlushLatency, b.Cfg.Device == "disk")
 }
 
 func (b *Bencher) warn(t benchreport.Target, round int, msg string) {

@@ -84,16 +84,90 @@ func deviceFlushes(path string) (float64, bool) {
 			if err != nil {
 				return 0, false
 			}
-			f := strings.Fields(string(b))
-			if len(f) < 16 {
-				return 0, false
-			}
-			n, err := strconv.ParseFloat(f[15], 64)
-			return n, err == nil
+			return statFlushes(b)
 		}
 		if filepath.Dir(p) == p {
 			return 0, false
 		}
+	}
+}
+
+// blockFlushes reads the flush requests block device dev (/dev/loop0) has
+// completed.
+func blockFlushes(dev string) (float64, bool) {
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	return statFlushes(b)
+}
+
+// statFlushes is a block device's stat file's flush requests completed,
+// its 16th field (Linux 5.5 and later).
+func statFlushes(b []byte) (float64, bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(f[15], 64)
+	return n, err == nil
+}
+
+// syncValues derives an xlogfs run's sync-write route and its syncs and
+// log forces per fsync from its .stats before and after the workload: the
+// opens of regular files by route (as shares), the log's, data files' and
+// data directory's syncs, the log force requests, caller rounds and
+// sleeps, and the immediate write bytes, each per fsync served (fsyncs).
+// A line the daemon does not write (one older than the count) gives no
+// value: the report shows "–".
+func syncValues(v map[string]float64, before, after map[string]float64, fsyncs float64) {
+	d := func(k string) float64 { return after[k] - before[k] }
+	has := func(ks ...string) bool {
+		for _, k := range ks {
+			if _, ok := after[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	routes := []string{"opens_passthrough", "opens_log_route", "opens_daemon"}
+	if has(routes...) {
+		opens := d(routes[0]) + d(routes[1]) + d(routes[2])
+		v["opens"] = opens
+		if opens > 0 {
+			for _, k := range routes {
+				v[k+"_share"] = d(k) / opens
+			}
+		}
+	}
+	if !(fsyncs > 0) {
+		return
+	}
+	for metric, k := range map[string]string{
+		"log_syncs_per_fsync": "log_syncs", "data_syncs_per_fsync": "syncs_data", "dir_syncs_per_fsync": "syncs_dir",
+		"force_requests_per_fsync": "force_requests", "force_caller_rounds_per_fsync": "force_caller_rounds",
+		"force_sleeps_per_fsync": "force_sleeps", "immediate_write_bytes_per_fsync": "immediate_write_bytes",
+	} {
+		if has(k) {
+			v[metric] = d(k) / fsyncs
+		}
+	}
+}
+
+// emulatedFlushes sets a run's flushes of the --flush-latency device per
+// fsync served, or says why it cannot: flushes is NaN where they were not
+// counted (flushWhy), fsyncs NaN where the fsyncs were not (fsyncWhy).
+func emulatedFlushes(v map[string]float64, unmeasured map[string]string, flushes float64, flushWhy string, fsyncs float64, fsyncWhy string) {
+	const m = "emulated_flushes_per_fsync"
+	switch {
+	case math.IsNaN(flushes):
+		unmeasured[m] = flushWhy
+	case math.IsNaN(fsyncs):
+		unmeasured[m] = fsyncWhy
+	case fsyncs == 0:
+		unmeasured[m] = "the workload made no fsync"
+	default:
+		v[m] = flushes / fsyncs
 	}
 }
 

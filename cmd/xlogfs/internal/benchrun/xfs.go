@@ -1,10 +1,12 @@
 package benchrun
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
@@ -49,6 +51,7 @@ func xfsImageSize(cfg benchreport.Config) int64 {
 type xfsRound struct {
 	b        *Bencher
 	img      *xfsbase.Image
+	dd       *delayed // the device with delayed flushes it is made on; nil: its own loop device
 	rec      *xfsbase.Recorder
 	counter  *xfsbase.Counter
 	before   xfsbase.Stat
@@ -72,14 +75,36 @@ func (b *Bencher) startXFS(t benchreport.Target, round int, id, dir, mnt string)
 				spec.Size>>20, free>>20, dir))
 		}
 	}
+	var dd *delayed
+	if b.delayed(t) {
+		// XFS on a device whose flushes take --flush-latency.
+		var err error
+		if dd, err = b.makeDelayed(dir, id); err != nil {
+			return nil, err
+		}
+		spec.Device = dd.Dev
+	}
 	img, err := xfsbase.Setup(spec)
 	if err != nil {
+		if dd != nil {
+			if terr := dd.teardown(); terr != nil {
+				err = fmt.Errorf("%w (and undoing the delayed device: %v)", err, terr)
+			}
+		}
 		return nil, err
 	}
-	x := &xfsRound{b: b, img: img}
+	x := &xfsRound{b: b, img: img, dd: dd}
 	x.run = &benchreport.XFSRun{Image: img.Path, ImageBytes: spec.Size, Loop: img.Loop, LoopDirectIO: img.DirectIO,
 		LoopWhy: loopWhy(b.Cfg.Device, spec.DirectIO, img.DirectIO), LogBytes: spec.LogBytes, LogBSize: spec.LogBSize,
 		LogBufs: spec.LogBufs, HeaderBlocks: xfsbase.HeaderBlocks(spec.LogBSize), MkfsArgs: img.MkfsArgs, MountOptions: img.MountOpts}
+	if dd != nil {
+		x.run.Image, x.run.Loop = dd.Image, dd.Loop
+		if dio, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dd.Loop), "loop", "dio")); err == nil {
+			x.run.LoopDirectIO = strings.TrimSpace(string(dio)) == "1"
+		}
+		x.run.LoopWhy = loopWhy(b.Cfg.Device, spec.DirectIO, x.run.LoopDirectIO)
+		x.run.DelayDevice, x.run.DelayTable = dd.Dev, dd.Table
+	}
 	if spec.DirectIO && !img.DirectIO {
 		b.warn(t, round, "the loop device would not take direct I/O on its image: the image's blocks are cached twice")
 	}
@@ -291,5 +316,10 @@ func (x *xfsRound) close() error {
 		x.counter.Kill()
 		x.counter = nil
 	}
-	return x.img.Teardown()
+	err := x.img.Teardown()
+	if x.dd != nil {
+		err = errors.Join(err, x.dd.teardown())
+		x.dd = nil
+	}
+	return err
 }

@@ -31,6 +31,11 @@ type Spec struct {
 	DirectIO bool
 	Mkfs     string // mkfs.xfs's path
 	Losetup  string // losetup's path
+	// Device, if set, is a block device to make the filesystem on instead
+	// of an image and loop device of Setup's own (the bench's device with
+	// delayed flushes, over its own image): Setup formats and mounts it,
+	// Teardown unmounts it and leaves the device to its maker.
+	Device string
 }
 
 // Image is a made and mounted XFS image.
@@ -80,7 +85,10 @@ func Setup(s Spec) (img *Image, err error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	img = &Image{Spec: s, Path: filepath.Join(s.Dir, "xfs.img")}
+	img = &Image{Spec: s}
+	if s.Device == "" {
+		img.Path = filepath.Join(s.Dir, "xfs.img")
+	}
 	defer func() {
 		if err != nil {
 			if terr := img.Teardown(); terr != nil {
@@ -95,16 +103,43 @@ func Setup(s Spec) (img *Image, err error) {
 	if err := os.MkdirAll(s.Mnt, 0o755); err != nil {
 		return img, err
 	}
+	dev := s.Device
+	if dev == "" {
+		if dev, err = img.makeLoop(); err != nil {
+			return img, err
+		}
+	}
+
+	// -K: no discard of the whole device first (a sparse image has
+	// nothing to discard, and on disk it only costs time).
+	log := s.LogBytes / blockSize * blockSize
+	img.MkfsArgs = []string{"-f", "-q", "-K", "-m", "crc=1", "-l", fmt.Sprintf("size=%dk,version=2", log>>10), dev}
+	if out, err := exec.Command(s.Mkfs, img.MkfsArgs...).CombinedOutput(); err != nil {
+		msg, _, _ := strings.Cut(string(out), "Usage:") // not its whole usage
+		return img, fmt.Errorf("mkfs.xfs %s: %v: %s", strings.Join(img.MkfsArgs, " "), err, strings.TrimSpace(msg))
+	}
+	img.MountOpts = fmt.Sprintf("logbsize=%dk,logbufs=%d", s.LogBSize>>10, s.LogBufs)
+	if err := unix.Mount(dev, s.Mnt, "xfs", 0, img.MountOpts); err != nil {
+		return img, fmt.Errorf("mount -t xfs -o %s %s %s: %w", img.MountOpts, dev, s.Mnt, err)
+	}
+	img.mounted = true
+	return img, nil
+}
+
+// makeLoop makes the image file and a loop device over it, and returns
+// the device.
+func (img *Image) makeLoop() (string, error) {
+	s := img.Spec
 	f, err := os.OpenFile(img.Path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return img, fmt.Errorf("making the XFS image: %w", err)
+		return "", fmt.Errorf("making the XFS image: %w", err)
 	}
 	err = f.Truncate(s.Size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return img, fmt.Errorf("sizing the XFS image %s to %d bytes: %w", img.Path, s.Size, err)
+		return "", fmt.Errorf("sizing the XFS image %s to %d bytes: %w", img.Path, s.Size, err)
 	}
 
 	args := []string{"--find", "--show"}
@@ -113,33 +148,19 @@ func Setup(s Spec) (img *Image, err error) {
 	}
 	out, err := exec.Command(s.Losetup, append(args, img.Path)...).CombinedOutput()
 	if err != nil {
-		return img, fmt.Errorf("losetup %s: %v: %s", strings.Join(append(args, img.Path), " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("losetup %s: %v: %s", strings.Join(append(args, img.Path), " "), err, strings.TrimSpace(string(out)))
 	}
 	// losetup prints warnings (a direct I/O it could not set) before the
 	// device's name, the last line.
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	img.Loop = strings.TrimSpace(lines[len(lines)-1])
 	if !strings.HasPrefix(img.Loop, "/dev/loop") {
-		return img, fmt.Errorf("losetup --show printed %q, not a loop device", strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("losetup --show printed %q, not a loop device", strings.TrimSpace(string(out)))
 	}
 	if b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(img.Loop), "loop", "dio")); err == nil {
 		img.DirectIO = strings.TrimSpace(string(b)) == "1"
 	}
-
-	// -K: no discard of the whole device first (a sparse image has
-	// nothing to discard, and on disk it only costs time).
-	log := s.LogBytes / blockSize * blockSize
-	img.MkfsArgs = []string{"-f", "-q", "-K", "-m", "crc=1", "-l", fmt.Sprintf("size=%dk,version=2", log>>10), img.Loop}
-	if out, err := exec.Command(s.Mkfs, img.MkfsArgs...).CombinedOutput(); err != nil {
-		msg, _, _ := strings.Cut(string(out), "Usage:") // not its whole usage
-		return img, fmt.Errorf("mkfs.xfs %s: %v: %s", strings.Join(img.MkfsArgs, " "), err, strings.TrimSpace(msg))
-	}
-	img.MountOpts = fmt.Sprintf("logbsize=%dk,logbufs=%d", s.LogBSize>>10, s.LogBufs)
-	if err := unix.Mount(img.Loop, s.Mnt, "xfs", 0, img.MountOpts); err != nil {
-		return img, fmt.Errorf("mount -t xfs -o %s %s %s: %w", img.MountOpts, img.Loop, s.Mnt, err)
-	}
-	img.mounted = true
-	return img, nil
+	return img.Loop, nil
 }
 
 // Teardown unmounts the filesystem, detaches the loop device and removes
