@@ -3,13 +3,17 @@ package amd64
 import "unsafe"
 
 // fusedZMM and fusedXMM run the fused loops of fusion_amd64.s over p,
-// 64-byte aligned, split as planFused says.
+// 64-byte aligned, split as planFused says; fusedVEX that of
+// fusionvex_amd64.s.
 //
 //go:noescape
 func fusedZMM(crc uint32, p []byte, iters, extra, s int) uint32
 
 //go:noescape
 func fusedXMM(crc uint32, p []byte, iters, extra, s int) uint32
+
+//go:noescape
+func fusedVEX(crc uint32, p []byte, iters, extra, s int) uint32
 
 // Bytes per iteration of the fused loops: vector bytes, and bytes of each
 // of the 3 CRC32Q chains.
@@ -18,6 +22,8 @@ const (
 	fuseZChain  = 16  // 2 quadwords
 	fuseXVector = 64  // 4 xmm
 	fuseXChain  = 24  // 3 quadwords
+	fuseVVector = 96  // 3 ymm
+	fuseVChain  = 32  // 4 quadwords
 )
 
 // planFused splits n bytes for a fused loop that takes vec bytes of vector
@@ -54,4 +60,12 @@ func updateFusedXMM(crc uint32, p []byte) uint32 {
 	crc, p = alignHead(crc, p)
 	iters, extra, s := planFused(len(p), fuseXVector, fuseXChain, 16)
 	return fusedXMM(crc, p, iters, extra, s)
+}
+
+// updateFusedVEX is the fused path of the avx2-vpclmul kernel: raw state in
+// and out, len(p) >= 63 + fuseVVector + 3*fuseVChain.
+func updateFusedVEX(crc uint32, p []byte) uint32 {
+	crc, p = alignHead(crc, p)
+	iters, extra, s := planFused(len(p), fuseVVector, fuseVChain, 32)
+	return fusedVEX(crc, p, iters, extra, s)
 }
