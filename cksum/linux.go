@@ -1,5 +1,7 @@
 package cksum
 
+import "unsafe"
+
 // The linux implementation: for each call, the method Linux's crc32c()
 // would use on this CPU for that length, built from this package's and the
 // architecture packages' own code (none of Linux's). It is there so the
@@ -75,4 +77,23 @@ func linuxImpl() Impl {
 		combine = gf2Combine
 	}
 	return Impl{Name: "linux", Desc: desc, Update: update, Combine: combine, CopyUpdate: copyThenUpdate(update)}
+}
+
+// linuxPower is the POWER dispatch (lib/crc/powerpc/crc32.h) around
+// vpmsum, an Update that runs its vector loop alone on 16-byte aligned
+// whole blocks of 64 bytes or more (the ppc64 kernel's Update does). It
+// builds on every architecture, so its rule is tested everywhere.
+func linuxPower(vpmsum func(uint32, []byte) uint32) func(uint32, []byte) uint32 {
+	return func(crc uint32, p []byte) uint32 {
+		if len(p) < linuxPowerMin {
+			return tableUpdate(crc, p)
+		}
+		if head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(p))) & 15); head != 0 {
+			crc = tableUpdate(crc, p[:head])
+			p = p[head:]
+		}
+		n := len(p) &^ 15
+		crc = vpmsum(crc, p[:n])
+		return tableUpdate(crc, p[n:])
+	}
 }
