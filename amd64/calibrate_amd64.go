@@ -40,10 +40,15 @@ var probes = []int{16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
 	3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 65536}
 
 // Samples per method and length (the least counts), after one round to
-// warm up; each sample runs about sampleBytes bytes.
+// warm up; each sample runs about sampleBytes bytes. calPrior is how much
+// faster (relative to the fastest) a method must measure at a length to
+// take it from the default plan's method: on a machine shared with other
+// work the least of a few samples still moves by a few percent from one
+// run to the next, and a plan should not.
 const (
 	calRounds   = 5
 	sampleBytes = 8192
+	calPrior    = 0.03
 )
 
 // Step is one method of a kernel's dispatch: it takes inputs from From
@@ -105,16 +110,20 @@ func Calibrated() Calibration {
 	return calibration
 }
 
-// Default plans, used if the calibration cannot time anything. Measured on
-// the Zen 5 class machine of doc.go, with the zmm methods from 2048 bytes
-// on (Intel's warm-up, see kernelDef.zmmFrom).
+// Default plans: the calibration's results on the Zen 5 class machine of
+// doc.go (a run with the machine otherwise idle), with the zmm methods from
+// zmmFrom on (Intel's warm-up, see kernelDef.zmmFrom). The calibration
+// starts from them and leaves a length on its default method unless
+// another one measures faster by more than calPrior; they stand as they
+// are if it cannot time anything.
 func defaultPlans() {
-	avx512From = [6]int{0, 64, 64, 128, 2048, 2048}
-	avx512CopyFrom = [6]int{0, 64, 64, 128, 2048, 2048}
-	vexFrom = [4]int{0, 64, 512, 2048}
-	vexCopyFrom = [4]int{0, 64, 512, 2048}
-	clmulFrom = [4]int{0, 64, 512, 8192}
-	clmulCopyFrom = [4]int{0, 64, 512, 8192}
+	z := kernelDefs[0].zmmFrom
+	avx512From = [6]int{0, 128, 128, 128, max(384, z), max(3072, z)}
+	avx512CopyFrom = [6]int{0, 128, 128, 128, max(384, z), max(4096, z)}
+	vexFrom = [4]int{0, 128, 128, 768}
+	vexCopyFrom = [4]int{0, 128, 128, 1536}
+	clmulFrom = [4]int{0, 256, 8192, 8192}
+	clmulCopyFrom = [4]int{0, 256, 3072, 3072}
 }
 
 func init() { defaultPlans() }
@@ -150,7 +159,7 @@ func calibrate() {
 			}
 			calSink ^= c
 		}, src)
-		from, good := choose(t, mins)
+		from, good := choose(t, mins, k.from)
 		ok = ok && good
 		if good {
 			copy(k.from, from)
@@ -167,7 +176,7 @@ func calibrate() {
 			}
 			calSink ^= c
 		}, src)
-		from, good = choose(t, cmins)
+		from, good = choose(t, cmins, k.copyFrom)
 		ok = ok && good
 		if good {
 			copy(k.copyFrom, from)
@@ -201,7 +210,10 @@ func steps(from []int, name func(int) string) []Step {
 
 // measure times n methods at every probe length each can take (run(i, p,
 // reps) runs method i reps times over p) and returns the least ns per call
-// of each, +Inf where a method cannot take the length.
+// of each, +Inf where a method cannot take the length. The methods are
+// timed in turns at one length before the next length, so they are
+// compared within tens of microseconds of each other, under the same
+// load of the machine.
 func measure(n int, mins []int, run func(i int, p []byte, reps int), src []byte) [][]float64 {
 	t := make([][]float64, n)
 	for i := range t {
@@ -210,11 +222,12 @@ func measure(n int, mins []int, run func(i int, p []byte, reps int), src []byte)
 			t[i][j] = math.Inf(1)
 		}
 	}
-	for round := range calRounds + 1 {
-		for j, pl := range probes {
-			p := src[:pl]
-			reps := max(1, sampleBytes/pl)
-			for i := range n {
+	for j, pl := range probes {
+		p := src[:pl]
+		reps := max(1, sampleBytes/pl)
+		for round := range calRounds + 1 {
+			for k := range n {
+				i := (k + round) % n // a different method first each round
 				if pl < mins[i] {
 					continue
 				}
@@ -231,11 +244,13 @@ func measure(n int, mins []int, run func(i int, p []byte, reps int), src []byte)
 }
 
 // choose gives each probe length a method, in order, minimizing the sum of
-// each choice's time over the fastest time at its length, the last length
-// going to the last method; it returns from (from[i] = the first length
-// method i takes; methods not chosen get the next one's). false: the times
-// cannot tell (a clock too coarse), from is nil.
-func choose(t [][]float64, mins []int) ([]int, bool) {
+// each choice's time over the fastest time at its length, plus calPrior
+// where the choice is not the one prior gives the length (a dispatch
+// array, or nil), the last length going to the last method; it returns
+// from (from[i] = the first length method i takes; methods not chosen get
+// the next one's). false: the times cannot tell (a clock too coarse), from
+// is nil.
+func choose(t [][]float64, mins, prior []int) ([]int, bool) {
 	n, np := len(t), len(probes)
 	best := make([]float64, np)
 	for j := range np {
@@ -255,6 +270,9 @@ func choose(t [][]float64, mins []int) ([]int, bool) {
 			here := t[i][j] / best[j]
 			if probes[j] < mins[i] {
 				here = math.Inf(1)
+			}
+			if prior != nil && methodAt(prior, probes[j]) != i {
+				here += calPrior
 			}
 			if j == 0 {
 				cost[j][i] = here
@@ -285,6 +303,7 @@ func choose(t [][]float64, mins []int) ([]int, bool) {
 	}
 	from := make([]int, n)
 	for i := 1; i < n; i++ {
+		from[i] = probes[np-1]
 		for j := range np {
 			if pick[j] >= i {
 				from[i] = probes[j]
@@ -293,4 +312,13 @@ func choose(t [][]float64, mins []int) ([]int, bool) {
 		}
 	}
 	return from, true
+}
+
+// methodAt is the method a dispatch array gives length n.
+func methodAt(from []int, n int) int {
+	i := 0
+	for i+1 < len(from) && n >= from[i+1] {
+		i++
+	}
+	return i
 }

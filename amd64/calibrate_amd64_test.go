@@ -54,15 +54,28 @@ func TestChoose(t *testing.T) {
 		}, []int{0, 0, 0}, []int{0, 64, 4096}},
 	} {
 		withProbes(ps, func() {
-			got, ok := choose(c.t, c.mins)
+			got, ok := choose(c.t, c.mins, nil)
 			if !ok || !slices.Equal(got, c.want) {
 				t.Errorf("%s: from = %v (%v), want %v", c.name, got, ok, c.want)
 			}
 		})
 	}
+	// A default plan holds a length unless another method is faster there
+	// by more than calPrior.
+	withProbes(ps, func() {
+		prior := []int{0, 1024}
+		close := [][]float64{{1, 1, 1.02, 5, 9}, {2, 2, 1, 1, 1}} // b 2% faster at 256: a keeps it
+		if got, _ := choose(close, []int{0, 0}, prior); !slices.Equal(got, []int{0, 1024}) {
+			t.Errorf("b 2%% faster at 256, prior from 1024: from = %v, want [0 1024]", got)
+		}
+		clear := [][]float64{{1, 1.1, 5, 5, 9}, {2, 1, 1, 1, 1}} // b 10% faster at 64
+		if got, _ := choose(clear, []int{0, 0}, prior); !slices.Equal(got, []int{0, 64}) {
+			t.Errorf("b 10%% faster at 64, prior from 1024: from = %v, want [0 64]", got)
+		}
+	})
 	withProbes(ps, func() {
 		zero := [][]float64{{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}
-		if from, ok := choose(zero, []int{0, 0}); ok {
+		if from, ok := choose(zero, []int{0, 0}, nil); ok {
 			t.Errorf("times of zero (a clock that did not move): from = %v, want no plan", from)
 		}
 	})
