@@ -26,12 +26,16 @@ import (
 // code costs when nothing interrupts it). Then each probe length gets a
 // method, in the kernels' order (longer inputs never go to a method listed
 // before a shorter input's), minimizing the sum over the probes of each
-// chosen method's time divided by the fastest method's time there, with
-// the longest probe going to the last method (the fused loop, which wins
-// on long inputs everywhere). A method takes over from the first probe
-// length it was chosen at. The same is done for CopyUpdate, whose methods
-// include copy then the kernel's (calibrated) Update, so CopyUpdate is
-// never slower than that within the noise of the measurement.
+// chosen method's time divided by the fastest method's time there, plus a
+// small penalty (calPrior) where the choice differs from a prior plan. A
+// method takes over from the first probe length it was chosen at, and the
+// longest probe's method keeps every longer input. For Update the prior is
+// the default plan (defaultPlans), so a run on a busy machine does not move
+// a threshold for a difference of a few percent. CopyUpdate's methods
+// include copy then the kernel's (calibrated) Update, and that is its
+// prior at every length: a one-pass routine is used only where it beats
+// copy then Update by calPrior, so CopyUpdate is never slower than that
+// within the noise of the measurement.
 
 // probes are the lengths the calibration measures: every size cksum-bench
 // and the log's records use most (64, 512, 4 KiB, 32 KiB) and the steps
@@ -176,7 +180,7 @@ func calibrate() {
 			}
 			calSink ^= c
 		}, src)
-		from, good = choose(t, cmins, k.copyFrom)
+		from, good = choose(t, cmins, copyPrior(len(k.copies)))
 		ok = ok && good
 		if good {
 			copy(k.copyFrom, from)
@@ -200,7 +204,7 @@ func calibrate() {
 func steps(from []int, name func(int) string) []Step {
 	var out []Step
 	for i := range from {
-		if i+1 < len(from) && from[i+1] <= from[i] {
+		if from[i] == math.MaxInt || i+1 < len(from) && from[i+1] <= from[i] {
 			continue // never reached
 		}
 		out = append(out, Step{Method: name(i), From: from[i]})
@@ -246,10 +250,10 @@ func measure(n int, mins []int, run func(i int, p []byte, reps int), src []byte)
 // choose gives each probe length a method, in order, minimizing the sum of
 // each choice's time over the fastest time at its length, plus calPrior
 // where the choice is not the one prior gives the length (a dispatch
-// array, or nil), the last length going to the last method; it returns
-// from (from[i] = the first length method i takes; methods not chosen get
-// the next one's). false: the times cannot tell (a clock too coarse), from
-// is nil.
+// array, or nil); it returns from (from[i] = the first length method i
+// takes; a method not chosen gets the next one's, or never, math.MaxInt,
+// after the last method chosen). false: the times cannot tell (a clock too
+// coarse), from is nil.
 func choose(t [][]float64, mins, prior []int) ([]int, bool) {
 	n, np := len(t), len(probes)
 	best := make([]float64, np)
@@ -285,13 +289,17 @@ func choose(t [][]float64, mins, prior []int) ([]int, bool) {
 			cost[j][i] = here + prev
 		}
 	}
-	if math.IsInf(cost[np-1][n-1], 1) {
+	// Walk back from the last probe's best; ties go to the earlier method
+	// (the shorter fixed cost).
+	pick := make([]int, np)
+	for i := range n {
+		if cost[np-1][i] < cost[np-1][pick[np-1]] {
+			pick[np-1] = i
+		}
+	}
+	if math.IsInf(cost[np-1][pick[np-1]], 1) {
 		return nil, false
 	}
-	// Walk back from the last probe on the last method; ties go to the
-	// earlier method (the shorter fixed cost).
-	pick := make([]int, np)
-	pick[np-1] = n - 1
 	for j := np - 1; j > 0; j-- {
 		b := 0
 		for k := 1; k <= pick[j]; k++ {
@@ -303,7 +311,7 @@ func choose(t [][]float64, mins, prior []int) ([]int, bool) {
 	}
 	from := make([]int, n)
 	for i := 1; i < n; i++ {
-		from[i] = probes[np-1]
+		from[i] = math.MaxInt
 		for j := range np {
 			if pick[j] >= i {
 				from[i] = probes[j]
@@ -321,4 +329,14 @@ func methodAt(from []int, n int) int {
 		i++
 	}
 	return i
+}
+
+// copyPrior is the prior plan of CopyUpdate: copy then Update (method 1)
+// at every length.
+func copyPrior(n int) []int {
+	from := make([]int, n)
+	for i := 2; i < n; i++ {
+		from[i] = math.MaxInt
+	}
+	return from
 }

@@ -41,17 +41,22 @@ func TestChoose(t *testing.T) {
 		{"minimum lengths", [][]float64{
 			{1, 4, 16, 64, 256},
 			{inf, 1, 2, 4, 8}, // best from 64, allowed from 256
-			{inf, inf, inf, inf, 9},
+			{inf, inf, inf, inf, 5},
 		}, []int{0, 256, 4096}, []int{0, 256, 4096}},
-		{"the longest length goes to the last method", [][]float64{
+		{"a method never fastest is never used", [][]float64{
 			{1, 2, 3, 4, 5},
 			{2, 3, 4, 5, 6},
-		}, []int{0, 0}, []int{0, 4096}},
+		}, []int{0, 0}, []int{0, math.MaxInt}},
 		{"order is kept: a blip of an earlier method is ignored", [][]float64{
 			{1, 10, 1, 10, 10}, // fastest again at 256, after b took over
 			{2, 2, 1.1, 2, 10},
 			{9, 9, 9, 9, 1},
 		}, []int{0, 0, 0}, []int{0, 64, 4096}},
+		{"the longest length's method keeps every longer one", [][]float64{
+			{1, 2, 4, 8, 16},
+			{2, 1, 2, 4, 8}, // fastest from 64 on
+			{9, 9, 1, 2, 9}, // fastest at 256 and 1024, not at 4096
+		}, []int{0, 0, 0}, []int{0, 64, 256}},
 	} {
 		withProbes(ps, func() {
 			got, ok := choose(c.t, c.mins, nil)
@@ -83,8 +88,7 @@ func TestChoose(t *testing.T) {
 
 // TestCalibratedPlans: the plans the calibration set on this CPU are
 // ones the dispatch can run: from[0] = 0, non-decreasing, each method used
-// only from its minimum length, and the last method (the fused loop) used
-// from the longest probe on.
+// only from its minimum length, and only from a probe length (or never).
 func TestCalibratedPlans(t *testing.T) {
 	cal := Calibrated()
 	t.Logf("calibrated %v in %v", cal.Calibrated, cal.Took)
@@ -105,8 +109,10 @@ func TestCalibratedPlans(t *testing.T) {
 					t.Errorf("%s %s: %s from %d, below its minimum %d", k.name, what, names[i], from[i], k.minOf(names[i], mins[i]))
 				}
 			}
-			if last := from[len(from)-1]; last > probes[len(probes)-1] {
-				t.Errorf("%s %s: the last method from %d, beyond the longest probe", k.name, what, last)
+			for _, f := range from {
+				if f != 0 && f != math.MaxInt && !slices.Contains(probes, f) {
+					t.Errorf("%s %s: from = %v: %d is no probe length", k.name, what, from, f)
+				}
 			}
 		}
 		var names []string
