@@ -115,15 +115,22 @@ func Calibrated() Calibration {
 }
 
 // Default plans: the calibration's results on the Zen 5 class machine of
-// doc.go (a run with the machine otherwise idle), with the zmm methods from
-// zmmFrom on (Intel's warm-up, see kernelDef.zmmFrom). The calibration
-// starts from them and leaves a length on its default method unless
-// another one measures faster by more than calPrior; they stand as they
-// are if it cannot time anything.
+// doc.go (a run with the machine otherwise idle); on Intel's CPUs, the
+// avx512 kernel's table as measured on a Sapphire Rapids class Xeon
+// before there was a calibration (doc.go), whose zmm methods start at
+// 2 KiB for the warm-up (kernelDef.zmmFrom) and whose CRC32Q unit runs one
+// chain's worth per cycle, so the six-chain loop does not pay. The
+// calibration starts from them and leaves a length on its default method
+// unless another one measures faster by more than calPrior; they stand as
+// they are if it cannot time anything.
 func defaultPlans() {
-	z := kernelDefs[0].zmmFrom
-	avx512From = [6]int{0, 128, 128, 128, max(384, z), max(3072, z)}
-	avx512CopyFrom = [6]int{0, 128, 128, 128, max(384, z), max(4096, z)}
+	if kernelDefs[0].zmmFrom > 0 {
+		avx512From = [7]int{0, 64, 64, 128, 2048, 8192, math.MaxInt}
+		avx512CopyFrom = [6]int{0, 64, 64, 128, 2048, 8192}
+	} else {
+		avx512From = [7]int{0, 128, 128, 128, 384, 3072, 3072}
+		avx512CopyFrom = [6]int{0, 128, 128, 128, 384, 4096}
+	}
 	vexFrom = [4]int{0, 128, 128, 768}
 	vexCopyFrom = [4]int{0, 128, 128, 1536}
 	clmulFrom = [4]int{0, 256, 8192, 8192}

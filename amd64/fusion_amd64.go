@@ -31,11 +31,36 @@ const (
 // iterations, then extra more blocks of blk vector bytes, and s bytes per
 // chain (a multiple of 8; the last chain also takes the < 24 bytes left).
 func planFused(n, vec, chain, blk int) (iters, extra, s int) {
-	iters = n / (vec + 3*chain)
-	left := n - iters*(vec+3*chain)
+	return planChains(n, vec, chain, blk, 3)
+}
+
+// planChains is planFused for k chains: the last takes the < 8k bytes left.
+func planChains(n, vec, chain, blk, k int) (iters, extra, s int) {
+	iters = n / (vec + k*chain)
+	left := n - iters*(vec+k*chain)
 	extra = left / blk
 	left -= extra * blk
-	return iters, extra, iters*chain + left/24*8
+	return iters, extra, iters*chain + left/(8*k)*8
+}
+
+// fusedZMM6 is the fused loop of fusion6_amd64.s: 3 zmm accumulators
+// beside 6 CRC32Q chains, split by planChains(n, fuseZ6Vector,
+// fuseZ6Chain, 64, 6).
+//
+//go:noescape
+func fusedZMM6(crc uint32, p []byte, iters, extra, s int) uint32
+
+const (
+	fuseZ6Vector = 192 // 3 zmm
+	fuseZ6Chain  = 32  // 4 quadwords of each of 6 chains
+)
+
+// updateFusedZMM6 is the six-chain fused path of the avx512 kernel: raw
+// state in and out, len(p) >= 63 + fuseZ6Vector + 6*fuseZ6Chain.
+func updateFusedZMM6(crc uint32, p []byte) uint32 {
+	crc, p = alignHead(crc, p)
+	iters, extra, s := planChains(len(p), fuseZ6Vector, fuseZ6Chain, 64, 6)
+	return fusedZMM6(crc, p, iters, extra, s)
 }
 
 // alignHead runs CRC32 over the bytes before the first 64-byte boundary,

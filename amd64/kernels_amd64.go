@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/xlogfs/xlogfs/cksum/crc32c"
@@ -83,6 +84,7 @@ const (
 	minFoldYMM  = 128
 	minFoldZMM  = 320
 	minFusedZMM = 63 + fuseZVector + 3*fuseZChain
+	minFusedZ6  = 63 + fuseZ6Vector + 6*fuseZ6Chain
 	minFusedXMM = 63 + fuseXVector + 3*fuseXChain
 	minFusedVEX = 63 + fuseVVector + 3*fuseVChain
 
@@ -99,7 +101,8 @@ const (
 // the first call of Kernels; until then, and if it cannot run, they hold
 // the default plans of defaults.
 var (
-	avx512From, avx512CopyFrom [6]int
+	avx512From                 [7]int
+	avx512CopyFrom             [6]int
 	vexFrom, vexCopyFrom       [4]int
 	clmulFrom, clmulCopyFrom   [4]int
 )
@@ -118,8 +121,10 @@ func updateAVX512(crc uint32, p []byte) uint32 {
 		c = foldYMM(c, p)
 	case n < f[5]:
 		c = foldZMM(c, p)
-	default:
+	case n < f[6]:
 		c = updateFusedZMM(c, p)
+	default:
+		c = updateFusedZMM6(c, p)
 	}
 	return ^c
 }
@@ -207,6 +212,7 @@ var kernelDefs = func() []*kernelDef {
 			methods: []method{
 				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM},
 				{"fold256", minFoldYMM, foldYMM}, {"fold512", minFoldZMM, foldZMM}, {"fused512", minFusedZMM, updateFusedZMM},
+				{"fused512x6", minFusedZ6, updateFusedZMM6},
 			},
 			from: avx512From[:],
 			copies: []copyMethod{
@@ -247,7 +253,7 @@ var kernelDefs = func() []*kernelDef {
 // minOf is the shortest input method i of k may take: its routine's
 // minimum, and for zmm methods the CPU's (kernelDef.zmmFrom).
 func (k *kernelDef) minOf(name string, routineMin int) int {
-	if name == "fold512" || name == "fused512" {
+	if strings.HasPrefix(name, "fold512") || strings.HasPrefix(name, "fused512") {
 		return max(routineMin, k.zmmFrom)
 	}
 	return routineMin

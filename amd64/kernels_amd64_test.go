@@ -42,6 +42,7 @@ func paths() []path {
 		{"foldVEX", minFoldYMM, foldVEX, hasVEX},
 		{"foldZMM", minFoldZMM, foldZMM, hasAVX512},
 		{"fusedZMM", minFusedZMM, updateFusedZMM, hasAVX512},
+		{"fusedZMM6", minFusedZ6, updateFusedZMM6, hasAVX512},
 		{"fusedXMM", minFusedXMM, updateFusedXMM, hasCLMUL},
 		{"fusedVEX", minFusedVEX, updateFusedVEX, hasVEX},
 	}
@@ -95,13 +96,14 @@ func TestPathsLong(t *testing.T) {
 }
 
 // TestPlanFused checks the split covers the buffer exactly, with chains of
-// whole quadwords and a last chain tail under 24 bytes.
+// whole quadwords and a last chain tail under 8 bytes per chain.
 func TestPlanFused(t *testing.T) {
-	for _, c := range []struct{ vec, chain, blk int }{{fuseZVector, fuseZChain, 64}, {fuseXVector, fuseXChain, 16}, {fuseVVector, fuseVChain, 32}} {
+	for _, c := range []struct{ vec, chain, blk, k int }{{fuseZVector, fuseZChain, 64, 3}, {fuseXVector, fuseXChain, 16, 3},
+		{fuseVVector, fuseVChain, 32, 3}, {fuseZ6Vector, fuseZ6Chain, 64, 6}} {
 		for n := 0; n < 20000; n++ {
-			iters, extra, s := planFused(n, c.vec, c.chain, c.blk)
-			tail := n - iters*c.vec - extra*c.blk - 3*s
-			if s%8 != 0 || s < iters*c.chain || tail < 0 || tail >= 24 || extra*c.blk > n-iters*(c.vec+3*c.chain) {
+			iters, extra, s := planChains(n, c.vec, c.chain, c.blk, c.k)
+			tail := n - iters*c.vec - extra*c.blk - c.k*s
+			if s%8 != 0 || s < iters*c.chain || tail < 0 || tail >= 8*c.k || extra*c.blk > n-iters*(c.vec+c.k*c.chain) {
 				t.Fatalf("%+v n %d: iters %d extra %d s %d tail %d", c, n, iters, extra, s, tail)
 			}
 		}
