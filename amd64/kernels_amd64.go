@@ -101,10 +101,10 @@ const (
 // the first call of Kernels; until then, and if it cannot run, they hold
 // the default plans of defaults.
 var (
-	avx512From                 [7]int
-	avx512CopyFrom             [6]int
-	vexFrom, vexCopyFrom       [4]int
-	clmulFrom, clmulCopyFrom   [4]int
+	avx512From               [7]int
+	avx512CopyFrom           [6]int
+	vexFrom, vexCopyFrom     [4]int
+	clmulFrom, clmulCopyFrom [4]int
 )
 
 // updateAVX512 is the avx512 kernel.
