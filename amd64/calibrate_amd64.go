@@ -124,15 +124,17 @@ func Calibrated() Calibration {
 // unless another one measures faster by more than calPrior; they stand as
 // they are if it cannot time anything.
 func defaultPlans() {
+	vexFrom = [4]int{0, 128, 128, 768}
+	vexCopyFrom = [4]int{0, 128, 128, 1536}
 	if kernelDefs[0].zmmFrom > 0 {
 		avx512From = [7]int{0, 64, 64, 128, 2048, 8192, math.MaxInt}
 		avx512CopyFrom = [6]int{0, 64, 64, 128, 2048, 8192}
-	} else {
-		avx512From = [7]int{0, 128, 128, 128, 384, 3072, 3072}
-		avx512CopyFrom = [6]int{0, 128, 128, 128, 384, 4096}
+		clmulFrom = [4]int{0, 64, 64, 1024}
+		clmulCopyFrom = [4]int{0, 64, 64, 1024}
+		return
 	}
-	vexFrom = [4]int{0, 128, 128, 768}
-	vexCopyFrom = [4]int{0, 128, 128, 1536}
+	avx512From = [7]int{0, 128, 128, 128, 384, 3072, 3072}
+	avx512CopyFrom = [6]int{0, 128, 128, 128, 384, 4096}
 	clmulFrom = [4]int{0, 256, 8192, 8192}
 	clmulCopyFrom = [4]int{0, 256, 3072, 3072}
 }

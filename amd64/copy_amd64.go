@@ -44,18 +44,16 @@ func copyFoldVEX(crc uint32, dst, src []byte) uint32
 //go:noescape
 func copyFusedVEX(crc uint32, dst, src []byte, iters, extra, s int) uint32
 
-// copyUpdate is Kernel.CopyUpdate around a raw copying kernel: it takes as
-// many bytes as copy would, and when the buffers overlap it copies first
-// (copy is a memmove) and checksums the copy, since a one-pass kernel could
-// read bytes it has already overwritten.
-func copyUpdate(dst, src []byte, crc uint32, raw func(uint32, []byte, []byte) uint32, update func(uint32, []byte) uint32) uint32 {
+// copyUpdate is Kernel.CopyUpdate's start for every kernel: it takes as
+// many bytes as copy would, and tells whether the buffers overlap, in
+// which case the kernel copies first (copy is a memmove) and checksums the
+// copy, since a one-pass routine could read bytes it has already
+// overwritten. (Each kernel's CopyUpdate calls its routines directly: on
+// 64 bytes an indirect call more is a tenth of the time.)
+func copyUpdate(dst, src []byte) ([]byte, []byte, bool) {
 	n := min(len(dst), len(src))
 	dst, src = dst[:n], src[:n]
-	if overlap(dst, src) {
-		copy(dst, src)
-		return update(crc, dst)
-	}
-	return ^raw(^crc, dst, src)
+	return dst, src, overlap(dst, src)
 }
 
 // overlap reports whether a and b share any byte.
@@ -71,8 +69,20 @@ func overlap(a, b []byte) bool {
 // boundary with the scalar routine, so the vector stores that follow never
 // split a cache line.
 func alignDst(crc uint32, dst, src []byte) (uint32, []byte, []byte) {
-	head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(dst))) & 63)
-	return copyScalar(crc, dst[:head], src[:head]), dst[head:], src[head:]
+	if head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(dst))) & 63); head != 0 {
+		crc, dst, src = copyScalar(crc, dst[:head], src[:head]), dst[head:], src[head:]
+	}
+	return crc, dst, src
+}
+
+// copyTail runs copyScalar over the bytes a vector routine left, if any
+// (a call of an assembly routine costs a few ns even with nothing to do,
+// which shows on short inputs).
+func copyTail(c uint32, dst, src []byte) uint32 {
+	if len(src) == 0 {
+		return c
+	}
+	return copyScalar(c, dst, src)
 }
 
 // The copying methods of the kernels' CopyUpdate (kernelDefs lists them):
@@ -83,7 +93,7 @@ func alignDst(crc uint32, dst, src []byte) (uint32, []byte, []byte) {
 func copyVia16(c uint32, dst, src []byte, f func(uint32, []byte, []byte) uint32) uint32 {
 	m := len(src) &^ 15
 	c = f(c, dst[:m], src[:m])
-	return copyScalar(c, dst[m:], src[m:])
+	return copyTail(c, dst[m:], src[m:])
 }
 
 func copyViaXMM(c uint32, dst, src []byte) uint32 { return copyVia16(c, dst, src, copyFoldXMM) }
@@ -96,7 +106,7 @@ func copyViaZMM(c uint32, dst, src []byte) uint32 {
 	c, dst, src = alignDst(c, dst, src)
 	m := len(src) &^ 63
 	c = copyFoldZMM(c, dst[:m], src[:m])
-	return copyScalar(c, dst[m:], src[m:])
+	return copyTail(c, dst[m:], src[m:])
 }
 
 // copyViaFused aligns dst to 64 bytes, then a fused copying loop takes
@@ -106,7 +116,7 @@ func copyViaFused(c uint32, dst, src []byte, f func(uint32, []byte, []byte, int,
 	m := len(src) &^ 7
 	iters, extra, s := planFused(m, vec, chain, blk)
 	c = f(c, dst[:m], src[:m], iters, extra, s)
-	return copyScalar(c, dst[m:], src[m:])
+	return copyTail(c, dst[m:], src[m:])
 }
 
 func copyViaFusedZMM(c uint32, dst, src []byte) uint32 {
@@ -169,13 +179,28 @@ func copyCLMUL(c uint32, dst, src []byte) uint32 {
 }
 
 func copyUpdateAVX512(dst, src []byte, crc uint32) uint32 {
-	return copyUpdate(dst, src, crc, copyAVX512, updateAVX512)
+	dst, src, over := copyUpdate(dst, src)
+	if over {
+		copy(dst, src)
+		return updateAVX512(crc, dst)
+	}
+	return ^copyAVX512(^crc, dst, src)
 }
 
 func copyUpdateVEX(dst, src []byte, crc uint32) uint32 {
-	return copyUpdate(dst, src, crc, copyVEX, updateVEX)
+	dst, src, over := copyUpdate(dst, src)
+	if over {
+		copy(dst, src)
+		return updateVEX(crc, dst)
+	}
+	return ^copyVEX(^crc, dst, src)
 }
 
 func copyUpdateCLMUL(dst, src []byte, crc uint32) uint32 {
-	return copyUpdate(dst, src, crc, copyCLMUL, updateCLMUL)
+	dst, src, over := copyUpdate(dst, src)
+	if over {
+		copy(dst, src)
+		return updateCLMUL(crc, dst)
+	}
+	return ^copyCLMUL(^crc, dst, src)
 }

@@ -67,8 +67,10 @@ func updateFusedZMM6(crc uint32, p []byte) uint32 {
 // so the vector loads never split a cache line (Sapphire Rapids pays ~20%
 // for unaligned 64-byte loads).
 func alignHead(crc uint32, p []byte) (uint32, []byte) {
-	head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(p))) & 63)
-	return scalar(crc, p[:head]), p[head:]
+	if head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(p))) & 63); head != 0 {
+		crc, p = scalar(crc, p[:head]), p[head:]
+	}
+	return crc, p
 }
 
 // updateFusedZMM is the fused path of the avx512 kernel: raw state in and

@@ -207,7 +207,7 @@ var kernelDefs = func() []*kernelDef {
 	}
 	return []*kernelDef{
 		{
-			name: "avx512", desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
+			name: "avx512", desc: "VPCLMULQDQ zmm folding fused with 3 or 6 CRC32Q streams",
 			ok: hasAVX512, update: updateAVX512, copyUpdate: copyUpdateAVX512, zmmFrom: zmmFrom,
 			methods: []method{
 				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM},
