@@ -11,6 +11,7 @@ var (
 	kX16  = foldConst(16)
 	kX32  = foldConst(32)
 	kX64  = foldConst(64)
+	kX96  = foldConst(96)
 	kX128 = foldConst(128)
 	kX192 = foldConst(192)
 	kX256 = foldConst(256)
@@ -21,3 +22,24 @@ var (
 	kYLanes = [4]uint64(slices.Concat(kX16[:], kX0[:]))
 	kZLanes = [8]uint64(slices.Concat(kX48[:], kX32[:], kX16[:], kX0[:]))
 )
+
+// threeway_amd64.s's sizes: below threeMin bytes one chain; blocks of up to
+// threeBlock bytes, 3 lanes of threeMaxLane quadwords.
+const (
+	threeMin     = 200
+	threeBlock   = 3072
+	threeMaxLane = threeBlock / 24
+)
+
+// kThree[L] moves the states of lanes A and B of a block of 3 lanes of L
+// quadwords to the block's end: T(8·16L) for A (16L bytes after it), T(8·8L)
+// for B. T(128L) = T(128(L-1))·x^128, one multiplication per entry.
+var kThree = func() (t [threeMaxLane + 1][2]uint64) {
+	a, b := xpow(-33), xpow(-33)
+	x128, x64 := xpow(128), xpow(64)
+	for l := 1; l <= threeMaxLane; l++ {
+		a, b = mulmod(a, x128), mulmod(b, x64)
+		t[l] = [2]uint64{uint64(a), uint64(b)}
+	}
+	return
+}()

@@ -19,35 +19,20 @@ type copyPath struct {
 }
 
 // copyPaths forces each copying routine, with the head and tail handling
-// the kernels give it, so each is tested from its own minimum length (the
-// kernels only reach the fused ones from 1 KiB and 8 KiB).
+// the kernels give it (copyVia*), so each is tested from its own minimum
+// length, whatever lengths the kernels' plans give it.
 func copyPaths() []copyPath {
-	tail := func(vec func(uint32, []byte, []byte) uint32, mask int) func(uint32, []byte, []byte) uint32 {
-		return func(c uint32, dst, src []byte) uint32 {
-			m := len(src) &^ mask
-			return copyScalar(vec(c, dst[:m], src[:m]), dst[m:], src[m:])
-		}
-	}
-	aligned := func(f func(uint32, []byte, []byte) uint32) func(uint32, []byte, []byte) uint32 {
-		return func(c uint32, dst, src []byte) uint32 {
-			c, dst, src = alignDst(c, dst, src)
-			return f(c, dst, src)
-		}
-	}
-	fused := func(f func(uint32, []byte, []byte, int, int, int) uint32, vec, chain, blk int) func(uint32, []byte, []byte) uint32 {
-		return func(c uint32, dst, src []byte) uint32 {
-			iters, extra, s := planFused(len(src), vec, chain, blk)
-			return f(c, dst, src, iters, extra, s)
-		}
-	}
 	return []copyPath{
 		{"copyScalar", 0, copyScalar, hasCLMUL, false},
-		{"copyFoldXMM", 64, tail(copyFoldXMM, 15), hasCLMUL, false},
-		{"copyFoldYMM", 128, tail(copyFoldYMM, 15), hasAVX512, false},
-		{"copyFoldZMM", 63 + 256, aligned(tail(copyFoldZMM, 63)), hasAVX512, false},
-		{"copyFusedZMM", 63 + 7 + fuseZVector + 3*fuseZChain, aligned(tail(fused(copyFusedZMM, fuseZVector, fuseZChain, 64), 7)), hasAVX512, false},
-		{"copyFusedXMM", 63 + 7 + fuseXVector + 3*fuseXChain, aligned(tail(fused(copyFusedXMM, fuseXVector, fuseXChain, 16), 7)), hasCLMUL, false},
+		{"copyFoldXMM", minFoldXMM, copyViaXMM, hasCLMUL, false},
+		{"copyFoldYMM", minFoldYMM, copyViaYMM, hasAVX512, false},
+		{"copyFoldVEX", minFoldYMM, copyViaVEX, hasVEX, false},
+		{"copyFoldZMM", minCopyZMM, copyViaZMM, hasAVX512, false},
+		{"copyFusedZMM", minCopyFusedZMM, copyViaFusedZMM, hasAVX512, false},
+		{"copyFusedXMM", minCopyFusedXMM, copyViaFusedXMM, hasCLMUL, false},
+		{"copyFusedVEX", minCopyFusedVEX, copyViaFusedVEX, hasVEX, false},
 		{"copyAVX512", 0, copyAVX512, hasAVX512, true},
+		{"copyVEX", 0, copyVEX, hasVEX, true},
 		{"copyCLMUL", 0, copyCLMUL, hasCLMUL, true},
 	}
 }

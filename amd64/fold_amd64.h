@@ -34,3 +34,20 @@
 	VPCLMULQDQ $0x11, k, src, src \
 	VPTERNLOGQ $0x96, src, tmp, dst
 
+
+// FOLDVEX and FOLDVEXINTO are FOLDV and FOLDVINTO in VEX encoding only, for
+// CPUs with VPCLMULQDQ and AVX2 but no AVX-512: two VPXORs take the place
+// of VPTERNLOGQ (an AVX-512VL instruction), and only xmm and ymm
+// registers 0-15 may be named. One more uop per fold; the XORs run on
+// other ports than the multiplies.
+#define FOLDVEX(acc, k, tmp, src) \
+	VPCLMULQDQ $0x00, k, acc, tmp \
+	VPCLMULQDQ $0x11, k, acc, acc \
+	VPXOR      src, tmp, tmp \
+	VPXOR      tmp, acc, acc
+
+#define FOLDVEXINTO(src, k, tmp, dst) \
+	VPCLMULQDQ $0x00, k, src, tmp \
+	VPCLMULQDQ $0x11, k, src, src \
+	VPXOR      src, tmp, tmp \
+	VPXOR      tmp, dst, dst

@@ -2,8 +2,8 @@ package amd64
 
 import (
 	"fmt"
-
-	"golang.org/x/sys/cpu"
+	"strings"
+	"sync"
 
 	"github.com/xlogfs/xlogfs/cksum/crc32c"
 )
@@ -15,15 +15,28 @@ import (
 //go:noescape
 func scalar(crc uint32, p []byte) uint32
 
+// threeway is three CRC32Q chains merged by PCLMULQDQ, the method of
+// Linux's crc32c_x86_3way and of hash/crc32 (threeway_amd64.s); any length.
+//
+//go:noescape
+func threeway(crc uint32, p []byte) uint32
+
 // foldXMM is 128-bit PCLMULQDQ folding (xmm_amd64.s); len(p) >= 64.
 //
 //go:noescape
 func foldXMM(crc uint32, p []byte) uint32
 
-// foldYMM is 256-bit VPCLMULQDQ folding (ymm_amd64.s); len(p) >= 128.
+// foldYMM is 256-bit VPCLMULQDQ folding with AVX-512VL's VPTERNLOGQ
+// (ymm_amd64.s); len(p) >= 128.
 //
 //go:noescape
 func foldYMM(crc uint32, p []byte) uint32
+
+// foldVEX is 256-bit VPCLMULQDQ folding in VEX encoding, for AVX2 without
+// AVX-512 (ymmvex_amd64.s); len(p) >= 128.
+//
+//go:noescape
+func foldVEX(crc uint32, p []byte) uint32
 
 // foldZMM is 512-bit VPCLMULQDQ folding (zmm_amd64.s); len(p) >= 320.
 //
@@ -38,67 +51,117 @@ func xpow8n(n uint64) uint64
 // one more to apply it).
 func shift(crc uint32, n uint64) uint32
 
-// What this CPU can run. x/sys/cpu reports AVX-512 only when the OS saves
-// the zmm state (XCR0 opmask, ZMM_Hi256 and Hi16_ZMM bits).
+// What this CPU can run (cpu_amd64.go reads CPUID; x/sys/cpu reports AVX2
+// and AVX-512 only when the OS saves the ymm and zmm state).
 var (
-	hasCLMUL  = cpu.X86.HasSSE42 && cpu.X86.HasPCLMULQDQ
-	hasAVX512 = hasCLMUL && cpu.X86.HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL &&
-		cpu.X86.HasAVX512VPCLMULQDQ
+	hasCLMUL = cpuInfo.SSE42 && cpuInfo.PCLMULQDQ
+	// VEX-encoded VPCLMULQDQ on ymm registers needs the VPCLMULQDQ CPUID
+	// bit and AVX (here AVX2, which the kernel's other instructions need).
+	hasVEX    = hasCLMUL && cpuInfo.AVX2 && cpuInfo.VPCLMULQDQ
+	hasAVX512 = hasVEX && cpuInfo.AVX512F && cpuInfo.AVX512VL
 )
 
-// Where each kernel changes method, in bytes. Measured on a Sapphire
-// Rapids class Xeon with calls chained through the CRC (each call waits for
-// the previous result, as Update(Update(crc, a), b) does), so the latency
-// of each method's final reduction counts.
+// A method is one routine a kernel dispatches to, by input length: raw
+// state in and out, inputs of min bytes or more.
+type method struct {
+	name string
+	min  int
+	f    func(uint32, []byte) uint32
+}
+
+// A copyMethod is one copying routine: raw state in and out, len(dst) ==
+// len(src) >= min, the buffers apart.
+type copyMethod struct {
+	name string
+	min  int
+	f    func(uint32, []byte, []byte) uint32
+}
+
+// The shortest inputs of the routines that need a minimum (after the
+// head that aligns the fused loops and the copying zmm loads).
 const (
-	// Below 64 bytes one CRC32Q chain (8 bytes / 3 cycles) wins: folding
-	// and the final shift of the incoming state (SHIFTIN) cost ~20 cycles
-	// of latency at the end.
-	minFold = 64
+	minFoldXMM  = 64
+	minFoldYMM  = 128
+	minFoldZMM  = 320
+	minFusedZMM = 63 + fuseZVector + 3*fuseZChain
+	minFusedZ6  = 63 + fuseZ6Vector + 6*fuseZ6Chain
+	minFusedXMM = 63 + fuseXVector + 3*fuseXChain
+	minFusedVEX = 63 + fuseVVector + 3*fuseVChain
 
-	// foldYMM beats foldXMM from 128 bytes. It stays below zmm until 2 KiB:
-	// Intel runs 512-bit instructions slowly for ~2 µs after a pause (zmm
-	// warm-up). Measured here, a call after 0.3 ms of scalar work took
-	// (median) 115 ns on zmm vs 73 on ymm at 512 bytes, 132 vs 65 at
-	// 1 KiB, 184 vs 124 at 2 KiB; warm, zmm wins by 2 ns at 512 bytes,
-	// 6 ns at 1 KiB, 19 ns at 2 KiB, 41 ns at 4 KiB.
-	minYMM = 128
-	minZMM = 2048
+	minCopyZMM      = 63 + 256
+	minCopyFusedZMM = 63 + 7 + fuseZVector + 3*fuseZChain
+	minCopyFusedXMM = 63 + 7 + fuseXVector + 3*fuseXChain
+	minCopyFusedVEX = 63 + 7 + fuseVVector + 3*fuseVChain
+)
 
-	// The fused loops need a few hundred cycles to pay for their run-time
-	// shift constants and three-way merge: from 8 KiB (zmm) and 1 KiB
-	// (xmm) they beat plain folding.
-	minFusedZMM = 8192
-	minFusedXMM = 1024
+// The kernels' dispatch: from[i] is the first input length the kernel's
+// method i takes (from[0] = 0; a method whose from equals the next one's is
+// not used). Each kernel's methods are listed in kernelDefs in the order
+// of these arrays. The calibration (calibrate_amd64.go) sets them once, at
+// the first call of Kernels; until then, and if it cannot run, they hold
+// the default plans of defaults.
+var (
+	avx512From               [7]int
+	avx512CopyFrom           [6]int
+	vexFrom, vexCopyFrom     [4]int
+	clmulFrom, clmulCopyFrom [4]int
 )
 
 // updateAVX512 is the avx512 kernel.
 func updateAVX512(crc uint32, p []byte) uint32 {
-	switch n := len(p); {
-	case n < minFold:
-		return ^scalar(^crc, p)
-	case n < minYMM:
-		return ^foldXMM(^crc, p)
-	case n < minZMM:
-		return ^foldYMM(^crc, p)
-	case n < minFusedZMM:
-		return ^foldZMM(^crc, p)
+	c, n, f := ^crc, len(p), &avx512From
+	switch {
+	case n < f[1]:
+		c = scalar(c, p)
+	case n < f[2]:
+		c = threeway(c, p)
+	case n < f[3]:
+		c = foldXMM(c, p)
+	case n < f[4]:
+		c = foldYMM(c, p)
+	case n < f[5]:
+		c = foldZMM(c, p)
+	case n < f[6]:
+		c = updateFusedZMM(c, p)
+	default:
+		c = updateFusedZMM6(c, p)
 	}
-	return ^updateFusedZMM(^crc, p)
+	return ^c
+}
+
+// updateVEX is the avx2-vpclmul kernel.
+func updateVEX(crc uint32, p []byte) uint32 {
+	c, n, f := ^crc, len(p), &vexFrom
+	switch {
+	case n < f[1]:
+		c = scalar(c, p)
+	case n < f[2]:
+		c = threeway(c, p)
+	case n < f[3]:
+		c = foldVEX(c, p)
+	default:
+		c = updateFusedVEX(c, p)
+	}
+	return ^c
 }
 
 // updateCLMUL is the sse42-clmul kernel.
 func updateCLMUL(crc uint32, p []byte) uint32 {
-	switch n := len(p); {
-	case n < minFold:
-		return ^scalar(^crc, p)
-	case n < minFusedXMM:
-		return ^foldXMM(^crc, p)
+	c, n, f := ^crc, len(p), &clmulFrom
+	switch {
+	case n < f[1]:
+		c = scalar(c, p)
+	case n < f[2]:
+		c = threeway(c, p)
+	case n < f[3]:
+		c = foldXMM(c, p)
+	default:
+		c = updateFusedXMM(c, p)
 	}
-	return ^updateFusedXMM(^crc, p)
+	return ^c
 }
 
-// combine is Kernel.Combine for both kernels. For finished CRCs,
+// combine is Kernel.Combine for every kernel. For finished CRCs,
 // CRC(A‖B) = CRC(A)·x^(8·len(B)) ⊕ CRC(B) mod P: the inversions of A‖B
 // and of B line up and cancel, so the raw-state shift applies unchanged.
 func combine(crcA, crcB uint32, lenB int) uint32 {
@@ -108,16 +171,105 @@ func combine(crcA, crcB uint32, lenB int) uint32 {
 	return shift(crcA, uint64(lenB)) ^ crcB
 }
 
-// Kernels lists the kernels this CPU can run, fastest first.
-func Kernels() []crc32c.Kernel {
-	var ks []crc32c.Kernel
-	if hasAVX512 {
-		ks = append(ks, crc32c.Kernel{Name: "avx512", Desc: "VPCLMULQDQ zmm folding fused with 3 CRC32Q streams",
-			Update: updateAVX512, Combine: combine, CopyUpdate: copyUpdateAVX512})
+// kernelDef is one kernel: what the CPU needs for it, its methods in
+// order of input length, and the arrays its dispatch reads.
+type kernelDef struct {
+	name, desc string
+	ok         bool
+	update     func(uint32, []byte) uint32 // finished CRC, as Kernel.Update
+	copyUpdate func([]byte, []byte, uint32) uint32
+	methods    []method
+	from       []int
+	copies     []copyMethod
+	copyFrom   []int
+	// zmmFrom is the shortest input a zmm method may take: Intel runs
+	// 512-bit instructions slowly for ~2 µs after a pause (the warm-up
+	// a calibration with warm registers cannot see), AMD does not.
+	zmmFrom int
+}
+
+// twoPass is the copying "method" that copies and then runs update (a
+// finished-CRC Update) over the copy: what CopyUpdate must never be slower
+// than.
+func twoPass(update func(uint32, []byte) uint32) func(uint32, []byte, []byte) uint32 {
+	return func(c uint32, dst, src []byte) uint32 {
+		copy(dst, src)
+		return ^update(^c, dst)
 	}
-	if hasCLMUL {
-		ks = append(ks, crc32c.Kernel{Name: "sse42-clmul", Desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
-			Update: updateCLMUL, Combine: combine, CopyUpdate: copyUpdateCLMUL})
+}
+
+// kernelDefs lists the kernels, fastest first; each one's methods are in
+// the order of its dispatch arrays.
+var kernelDefs = func() []*kernelDef {
+	zmmFrom := 0
+	if cpuInfo.Vendor == "GenuineIntel" {
+		zmmFrom = 2048
+	}
+	return []*kernelDef{
+		{
+			name: "avx512", desc: "VPCLMULQDQ zmm folding fused with 3 or 6 CRC32Q streams",
+			ok: hasAVX512, update: updateAVX512, copyUpdate: copyUpdateAVX512, zmmFrom: zmmFrom,
+			methods: []method{
+				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM},
+				{"fold256", minFoldYMM, foldYMM}, {"fold512", minFoldZMM, foldZMM}, {"fused512", minFusedZMM, updateFusedZMM},
+				{"fused512x6", minFusedZ6, updateFusedZMM6},
+			},
+			from: avx512From[:],
+			copies: []copyMethod{
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateAVX512)}, {"fold128", minFoldXMM, copyViaXMM},
+				{"fold256", minFoldYMM, copyViaYMM}, {"fold512", minCopyZMM, copyViaZMM}, {"fused512", minCopyFusedZMM, copyViaFusedZMM},
+			},
+			copyFrom: avx512CopyFrom[:],
+		},
+		{
+			name: "avx2-vpclmul", desc: "VPCLMULQDQ ymm folding (AVX2, no AVX-512) fused with 3 CRC32Q streams",
+			ok: hasVEX, update: updateVEX, copyUpdate: copyUpdateVEX,
+			methods: []method{
+				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold256", minFoldYMM, foldVEX}, {"fused256", minFusedVEX, updateFusedVEX},
+			},
+			from: vexFrom[:],
+			copies: []copyMethod{
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateVEX)}, {"fold256", minFoldYMM, copyViaVEX},
+				{"fused256", minCopyFusedVEX, copyViaFusedVEX},
+			},
+			copyFrom: vexCopyFrom[:],
+		},
+		{
+			name: "sse42-clmul", desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
+			ok: hasCLMUL, update: updateCLMUL, copyUpdate: copyUpdateCLMUL,
+			methods: []method{
+				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM}, {"fused128", minFusedXMM, updateFusedXMM},
+			},
+			from: clmulFrom[:],
+			copies: []copyMethod{
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateCLMUL)}, {"fold128", minFoldXMM, copyViaXMM},
+				{"fused128", minCopyFusedXMM, copyViaFusedXMM},
+			},
+			copyFrom: clmulCopyFrom[:],
+		},
+	}
+}()
+
+// minOf is the shortest input method i of k may take: its routine's
+// minimum, and for zmm methods the CPU's (kernelDef.zmmFrom).
+func (k *kernelDef) minOf(name string, routineMin int) int {
+	if strings.HasPrefix(name, "fold512") || strings.HasPrefix(name, "fused512") {
+		return max(routineMin, k.zmmFrom)
+	}
+	return routineMin
+}
+
+var calibrateOnce sync.Once
+
+// Kernels lists the kernels this CPU can run, fastest first. The first
+// call calibrates them (calibrate_amd64.go): a few milliseconds.
+func Kernels() []crc32c.Kernel {
+	calibrateOnce.Do(calibrate)
+	var ks []crc32c.Kernel
+	for _, k := range kernelDefs {
+		if k.ok {
+			ks = append(ks, crc32c.Kernel{Name: k.name, Desc: k.desc, Update: k.update, Combine: combine, CopyUpdate: k.copyUpdate})
+		}
 	}
 	return ks
 }

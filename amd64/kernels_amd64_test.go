@@ -29,18 +29,22 @@ type path struct {
 func (pt path) skipUnlessOK(t *testing.T) {
 	t.Helper()
 	if !pt.ok {
-		t.Skipf("%s needs instructions this CPU lacks (AVX-512 with VPCLMULQDQ for the YMM and ZMM routines, SSE4.2 with PCLMULQDQ for the others)", pt.name)
+		t.Skipf("%s needs instructions this CPU lacks (AVX-512 with VPCLMULQDQ for the YMM and ZMM routines, AVX2 with VPCLMULQDQ for the VEX ones, SSE4.2 with PCLMULQDQ for the others)", pt.name)
 	}
 }
 
 func paths() []path {
 	return []path{
 		{"scalar", 0, scalar, hasCLMUL},
-		{"foldXMM", 64, foldXMM, hasCLMUL},
-		{"foldYMM", 128, foldYMM, hasAVX512},
-		{"foldZMM", 320, foldZMM, hasAVX512},
-		{"fusedZMM", 63 + fuseZVector + 3*fuseZChain, updateFusedZMM, hasAVX512},
-		{"fusedXMM", 63 + fuseXVector + 3*fuseXChain, updateFusedXMM, hasCLMUL},
+		{"threeway", 0, threeway, hasCLMUL},
+		{"foldXMM", minFoldXMM, foldXMM, hasCLMUL},
+		{"foldYMM", minFoldYMM, foldYMM, hasAVX512},
+		{"foldVEX", minFoldYMM, foldVEX, hasVEX},
+		{"foldZMM", minFoldZMM, foldZMM, hasAVX512},
+		{"fusedZMM", minFusedZMM, updateFusedZMM, hasAVX512},
+		{"fusedZMM6", minFusedZ6, updateFusedZMM6, hasAVX512},
+		{"fusedXMM", minFusedXMM, updateFusedXMM, hasCLMUL},
+		{"fusedVEX", minFusedVEX, updateFusedVEX, hasVEX},
 	}
 }
 
@@ -92,13 +96,14 @@ func TestPathsLong(t *testing.T) {
 }
 
 // TestPlanFused checks the split covers the buffer exactly, with chains of
-// whole quadwords and a last chain tail under 24 bytes.
+// whole quadwords and a last chain tail under 8 bytes per chain.
 func TestPlanFused(t *testing.T) {
-	for _, c := range []struct{ vec, chain, blk int }{{fuseZVector, fuseZChain, 64}, {fuseXVector, fuseXChain, 16}} {
+	for _, c := range []struct{ vec, chain, blk, k int }{{fuseZVector, fuseZChain, 64, 3}, {fuseXVector, fuseXChain, 16, 3},
+		{fuseVVector, fuseVChain, 32, 3}, {fuseZ6Vector, fuseZ6Chain, 64, 6}} {
 		for n := 0; n < 20000; n++ {
-			iters, extra, s := planFused(n, c.vec, c.chain, c.blk)
-			tail := n - iters*c.vec - extra*c.blk - 3*s
-			if s%8 != 0 || s < iters*c.chain || tail < 0 || tail >= 24 || extra*c.blk > n-iters*(c.vec+3*c.chain) {
+			iters, extra, s := planChains(n, c.vec, c.chain, c.blk, c.k)
+			tail := n - iters*c.vec - extra*c.blk - c.k*s
+			if s%8 != 0 || s < iters*c.chain || tail < 0 || tail >= 8*c.k || extra*c.blk > n-iters*(c.vec+c.k*c.chain) {
 				t.Fatalf("%+v n %d: iters %d extra %d s %d tail %d", c, n, iters, extra, s, tail)
 			}
 		}

@@ -3,7 +3,20 @@
 // Update has exactly the semantics of hash/crc32.Update with the Castagnoli
 // table, and runs the fastest implementation this CPU offers. Every
 // implementation is also reachable on its own through Impls, so tests can
-// prove each one equal to hash/crc32 and benchmarks can compare them.
+// prove each one equal to hash/crc32 and benchmarks can compare them:
+//
+//   - the architecture's kernels (package amd64: avx512, avx2-vpclmul,
+//     sse42-clmul; package ppc64: vpmsum), fastest first; Best is the
+//     first. Each changes method by input length where a calibration at
+//     process start found the next method faster on this CPU (see
+//     amd64/calibrate_amd64.go), and Chosen says which and why;
+//   - stdlib, Go's hash/crc32;
+//   - linux, Linux 6.18's crc32c() dispatch for this CPU built from our
+//     own code: on x86 one CRC32Q chain below 512 bytes, then three CRC32Q
+//     streams (crc32c_x86_3way), or zmm VPCLMULQDQ folding on CPUs Linux
+//     deems to have fast AVX-512; on POWER a byte table below 528 bytes,
+//     then vpmsum (linux.go has the rules and the files they come from);
+//   - generic, portable slicing-by-8.
 //
 // How a log record is checksummed (one call, the XFS per-region calls, or one
 // call per sector) is a Mode; see mode.go. Which of its bytes the CRC covers
@@ -32,13 +45,15 @@ var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 
 func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castagnoliTable, p) }
 
-// Implementations this CPU can run, fastest first. The arch kernels come
-// first (archImpls, per architecture), then the two that always exist.
+// Implementations this CPU can run. The arch kernels come first, fastest
+// first (archImpls, per architecture), then the three that always exist:
+// stdlib (Best when there is no arch kernel), linux and generic.
 var impls = func() []Impl {
 	list := archImpls()
 	list = append(list,
 		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate, Combine: gf2Combine,
 			CopyUpdate: copyThenUpdate(stdlibUpdate)},
+		linuxImpl(),
 		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate, Combine: gf2Combine,
 			CopyUpdate: copyThenUpdate(genericUpdate)},
 	)
@@ -81,7 +96,8 @@ func copyThenUpdate(update func(uint32, []byte) uint32) func([]byte, []byte, uin
 	}
 }
 
-// Impls lists every implementation usable on this CPU, fastest first.
+// Impls lists every implementation usable on this CPU: the arch kernels
+// fastest first, then stdlib, linux and generic.
 func Impls() []Impl { return append([]Impl(nil), impls...) }
 
 // Best is the implementation Update uses.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,12 @@ func TestCksumBenchCopyUpdate(t *testing.T) {
 	var res cksumBenchResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if res.Choice.Impl != res.Best || res.Best == "" || res.Choice.Reason == "" || res.Choice.Linux == "" {
+		t.Errorf("choice %+v, best %q: want the choice of best with its reason and linux's rule", res.Choice, res.Best)
+	}
+	if !slices.ContainsFunc(res.Impls, func(r cksumImplResult) bool { return r.Name == "linux" }) {
+		t.Errorf("no linux row among %+v", res.Impls)
 	}
 	if len(res.CopyUpdate) != len(res.Impls) {
 		t.Fatalf("CopyUpdate for %d implementations, throughput for %d", len(res.CopyUpdate), len(res.Impls))
@@ -34,7 +41,8 @@ func TestCksumBenchCopyUpdate(t *testing.T) {
 
 	// The table, and --copy=false leaves the section out.
 	code, out, errs = runCapture(t, "cksum-bench", "--time", "20ms", "--rounds", "1", "--sizes", "4k", "--modes", "", "--impls", "generic")
-	if code != 0 || !strings.Contains(out, "CopyUpdate (copy and checksum in one pass)") || !strings.Contains(out, "÷ copy+Update") {
+	if code != 0 || !strings.Contains(out, "CopyUpdate (copy and checksum in one pass)") || !strings.Contains(out, "÷ copy+Update") ||
+		!strings.Contains(out, "  why: ") || !strings.Contains(out, "  linux: ") {
 		t.Errorf("exit %d, output lacks the CopyUpdate table:\n%s%s", code, out, errs)
 	}
 	code, out, _ = runCapture(t, "cksum-bench", "--json", "--copy=false", "--time", "20ms", "--rounds", "1", "--sizes", "64", "--modes", "")
