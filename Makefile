@@ -13,7 +13,7 @@ rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$(d),$(2)) $(filte
 SOURCES := $(call rwildcard,.,*.go *.s *.h)
 GOFILES := $(filter %.go,$(SOURCES))
 
-.PHONY: all build test bench bench-deps vet deps test-go test-uring test-passthrough-off test-ppc64 crashtest mutation
+.PHONY: all build test bench bench-deps vet deps test-go test-uring test-passthrough-off test-sync-log test-ppc64 crashtest mutation
 
 all: build
 
@@ -41,7 +41,7 @@ vet:
 	$(GO) vet ./...
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-test: deps vet build test-go test-uring test-passthrough-off test-ppc64
+test: deps vet build test-go test-uring test-passthrough-off test-sync-log test-ppc64
 
 # -count=1: the end-to-end tests run the xlogfs binary, which go test's
 # cache does not know they depend on; a cached pass would prove nothing.
@@ -49,10 +49,17 @@ test-go:
 	$(GO) test -p 1 -count=1 -timeout 20m ./...
 
 # The end-to-end suite (posix, crash, e2e) again over FUSE's io_uring
-# transport (--transport uring on every mount); it prints why and passes
+# transport (--transport uring on every mount), with every open that writes
+# in passthrough (--sync-writes passthrough); it prints why and passes
 # when this machine cannot (not root, a kernel without FUSE over io_uring).
 test-uring:
-	XLOGFS_TEST_TRANSPORT=uring $(GO) test -count=1 -timeout 20m ./tests
+	XLOGFS_TEST_TRANSPORT=uring XLOGFS_TEST_SYNC_WRITES=passthrough $(GO) test -count=1 -timeout 20m ./tests
+
+# The end-to-end suite once more with every open that writes on the log
+# route (--sync-writes log: through the daemon, small writes logged with
+# their bytes); the default run takes auto, which picks per file.
+test-sync-log:
+	XLOGFS_TEST_SYNC_WRITES=log $(GO) test -count=1 -timeout 20m ./tests
 
 # The end-to-end suite once more with kernel passthrough off, so posixtest,
 # the crash tests and the e2e tests hold for writes through the daemon as
