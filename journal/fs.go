@@ -590,9 +590,6 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 		}
 		return 0, err
 	}
-	if op.Type == meta.OpWrite {
-		fs.loggedData.Add(uint64(len(op.Data)))
-	}
 	if err := fs.model.Apply(op); err != nil {
 		// Validate said it would apply, and nothing changed the model
 		// since: only a bug gets here, and the log now holds an op the
@@ -600,6 +597,9 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 		err = fmt.Errorf("the model refused %s after validating it: %w", op, err)
 		fs.x.Fail(err)
 		return 0, &xlog.FailedError{Reason: err}
+	}
+	if op.Type == meta.OpWrite {
+		fs.loggedData.Add(uint64(len(op.Data)))
 	}
 	switch op.Type {
 	case meta.OpCreate, meta.OpLink, meta.OpUnlink, meta.OpRmdir, meta.OpRename:
