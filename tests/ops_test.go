@@ -714,6 +714,10 @@ func TestFsyncReachesTheJournal(t *testing.T) {
 		}
 	}
 	closed(f)
+	// A file opened in passthrough keeps that kind until the kernel
+	// forgets it (the kernel keeps its backing file): forgotten, it may
+	// be opened through the daemon again.
+	forgetInodes(t, mnt)
 	for _, flag := range []int{unix.O_DSYNC, unix.O_SYNC} {
 		sf, err := os.OpenFile(filepath.Join(mnt, "dir", "file"), os.O_WRONLY|flag, 0)
 		if err != nil {

@@ -72,7 +72,7 @@ func TestSyncWritesRoutes(t *testing.T) {
 	mustOK(t, os.WriteFile(stream, big, 0o644)) // a new file: the log route, writes of 1 MiB
 	// A file's route is the kernel's for as long as it knows the inode
 	// (datafile/route.go): it changes once the kernel forgets it.
-	forgetInodes(t)
+	forgetInodes(t, mnt)
 	before = readRoutes(t, mnt)
 	g, err := os.OpenFile(stream, os.O_WRONLY|os.O_APPEND, 0)
 	mustOK(t, err)
@@ -90,7 +90,7 @@ func TestSyncWritesRoutes(t *testing.T) {
 
 	// An O_DSYNC open: the log route, whatever the history (once the
 	// kernel has forgotten the inode's passthrough backing).
-	forgetInodes(t)
+	forgetInodes(t, mnt)
 	before = readRoutes(t, mnt)
 	h, err := os.OpenFile(stream, os.O_WRONLY|unix.O_DSYNC, 0)
 	mustOK(t, err)
@@ -115,7 +115,7 @@ func TestSyncWritesRoutes(t *testing.T) {
 	mustOK(t, f.Sync())
 	mustOK(t, f.Close())
 	time.Sleep(200 * time.Millisecond) // a checkpoint passes the logged bytes
-	forgetInodes(t)
+	forgetInodes(t, mnt)
 	before = readRoutes(t, mnt)
 	f, err = os.OpenFile(small, os.O_WRONLY|os.O_APPEND, 0)
 	mustOK(t, err)
@@ -144,13 +144,31 @@ func TestSyncWritesRoutes(t *testing.T) {
 	checkStore(t, store, true)
 }
 
-// forgetInodes makes the kernel forget the inodes nobody uses (dropping
-// the dentry and inode caches sends FORGET for each), and gives the daemon
-// a moment to take the FORGETs in.
-func forgetInodes(t *testing.T) {
+// forgetInodes makes the kernel forget the inodes of mnt nobody uses
+// (dropping the dentry and inode caches sends FORGET for each), and waits
+// until the daemon has taken FORGETs in: the kind of an inode's opens
+// holds until then (datafile/route.go).
+func forgetInodes(t *testing.T, mnt string) {
 	t.Helper()
+	forgets := func() uint64 { return statCount(t, readStats(t, mnt), "fuse_FORGET") + statCount(t, readStats(t, mnt), "fuse_BATCH_FORGET") }
+	before := forgets()
 	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
 		t.Fatalf("cannot drop the kernel's inode cache (a file's route changes only once the kernel forgets it): %v", err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for forgets() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("dropping the kernel's caches sent no FORGET to the daemon")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The FORGETs come one by one: wait until they stop.
+	for last := forgets(); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		now := forgets()
+		if now == last {
+			break
+		}
+		last = now
+	}
 }
