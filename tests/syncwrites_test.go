@@ -150,7 +150,9 @@ func TestSyncWritesRoutes(t *testing.T) {
 // holds until then (datafile/route.go).
 func forgetInodes(t *testing.T, mnt string) {
 	t.Helper()
-	forgets := func() uint64 { return statCount(t, readStats(t, mnt), "fuse_FORGET") + statCount(t, readStats(t, mnt), "fuse_BATCH_FORGET") }
+	forgets := func() uint64 {
+		return statCount(t, readStats(t, mnt), "fuse_FORGET") + statCount(t, readStats(t, mnt), "fuse_BATCH_FORGET")
+	}
 	before := forgets()
 	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
 		t.Fatalf("cannot drop the kernel's inode cache (a file's route changes only once the kernel forgets it): %v", err)
