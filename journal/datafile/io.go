@@ -88,9 +88,10 @@ func (f *Files) Write(ino meta.Ino, p []byte, off int64, direct bool) (int, erro
 		// An immediate write's bytes go into the log (immediate.go):
 		// its fsync needs the log alone, but a checkpoint syncs the
 		// data file before the tail moves past them (MarkDirty). Never
-		// while the inode is open in passthrough: replay must not write
-		// logged bytes over the kernel's newer ones (route.go).
-		logged := f.immediate(len(p)) && n > 0 && st.ptOpens.Load() == 0
+		// while the inode's opens are passthrough ones (or may be, until
+		// the kernel forgets it): replay must not write logged bytes
+		// over the kernel's newer ones (route.go).
+		logged := f.immediate(len(p)) && n > 0 && !st.passthroughKind()
 		if !logged {
 			st.dataDirty = true
 		}

@@ -139,7 +139,7 @@ const (
 // while the daemon answers EIO. The caller holds st.mu.
 func (f *Files) daemonRoute(st *Inode, write, sync bool) *atomic.Uint64 {
 	switch {
-	case st.kind == kindPassthrough || st.ptOpens.Load() > 0:
+	case st.passthroughKind():
 		return nil
 	case st.kind == kindDaemon || st.dataMissing || st.daemonOpens > 0:
 		return &f.Routes.Daemon
@@ -147,6 +147,13 @@ func (f *Files) daemonRoute(st *Inode, write, sync bool) *atomic.Uint64 {
 		return &f.Routes.Log
 	}
 	return nil
+}
+
+// passthroughKind reports whether the inode's opens are, or may be until
+// the kernel forgets it, passthrough ones: nothing is logged with its
+// bytes then. The caller holds st.mu.
+func (st *Inode) passthroughKind() bool {
+	return st.kind == kindPassthrough || st.ptOpens.Load() > 0
 }
 
 // Unheld tells st that the kernel has forgotten the inode (fusefs's last

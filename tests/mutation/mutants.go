@@ -427,13 +427,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "logged-while-passthrough",
 		Bug:    "a write through the daemon to an inode open in passthrough is logged with its bytes: replay writes them over the kernel's newer bytes",
-		Edits:  []Edit{{"journal/datafile/io.go", "logged := f.immediate(len(p)) && n > 0 && st.ptOpens.Load() == 0", "logged := f.immediate(len(p)) && n > 0"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "logged := f.immediate(len(p)) && n > 0 && !st.passthroughKind()", "logged := f.immediate(len(p)) && n > 0"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
 	},
 	{
 		Name:   "route-kind-not-sticky",
 		Bug:    "an inode's opens change kind while the kernel still knows it: the kernel refuses an open through the daemon of an inode it keeps a passthrough backing file for (EIO)",
-		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.kind == kindPassthrough || st.ptOpens.Load() > 0:\n", "\tcase st.ptOpens.Load() > 0:\n"}, {"journal/datafile/route.go", "\tcase st.kind == kindDaemon || st.dataMissing || st.daemonOpens > 0:\n", "\tcase st.dataMissing || st.daemonOpens > 0:\n"}},
+		Edits:  []Edit{{"journal/datafile/route.go", "\treturn st.kind == kindPassthrough || st.ptOpens.Load() > 0\n", "\treturn st.ptOpens.Load() > 0\n"}, {"journal/datafile/route.go", "\tcase st.kind == kindDaemon || st.dataMissing || st.daemonOpens > 0:\n", "\tcase st.dataMissing || st.daemonOpens > 0:\n"}},
 		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestReadWhileReplaced"}}},
 	},
 }
