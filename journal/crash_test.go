@@ -288,14 +288,17 @@ func (w *crashWorld) take() snapshot {
 	committed, acked := w.lastTID, w.acked
 	w.fs.mu.RUnlock()
 	durable := w.fs.x.DurableLSN()
-	img := w.dev.CrashImage(w.r)
 	// The data files as the crash of the process alone leaves them (the
 	// host's page cache keeps every write): only their sizes, what
 	// recovery checks (at least what the checkpoint made durable), since
 	// this test checks the metadata. Between operations nothing but a
-	// checkpoint changes them, and the checkpoint lock keeps it out.
+	// checkpoint changes their sizes (the checkpoint lock keeps it out),
+	// but a round of log I/O still running may make a free durable and
+	// delete its data file (Reap): read before the image, so that an image
+	// without the free's record never goes with a store without its file.
 	sizes, err := datafile.Sizes(store.OSFS(), filepath.Join(w.dir, store.DataDirName))
 	check(w.t, err)
+	img := w.dev.CrashImage(w.r)
 	w.histMu.Lock()
 	hl, wl := len(w.hist), len(w.written)
 	w.histMu.Unlock()
