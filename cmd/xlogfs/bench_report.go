@@ -27,6 +27,7 @@ func runBenchReport(args []string) error {
 	fs := newFlags("bench report", "DIR [DIR2...]", benchReportAbout)
 	asJSON := fs.Bool("json", false, "print the (re-analysed) results.json of the first DIR")
 	noChart := fs.Bool("no-chart", false, "do not redraw the chart")
+	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
 	dirs, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func runBenchReport(args []string) error {
 		return enc.Encode(runs[0])
 	}
 	if len(runs) == 1 {
-		benchreport.Print(os.Stdout, runs[0])
+		benchreport.Print(os.Stdout, runs[0], *wide)
 		if !*noChart {
 			if st, err := os.Stat(dirs[0]); err == nil && st.IsDir() {
 				if err := writeChart(runs[0], dirs[0]); err != nil {
