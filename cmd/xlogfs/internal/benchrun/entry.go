@@ -203,18 +203,18 @@ func Run(ctx context.Context, o Options) error {
 	benchreport.Print(reportOut, res, o.Wide)
 	fmt.Fprintf(reportOut, "\nresults.json, bench.txt, profiles and chart.svg/png in %s (took %v)\n", cfg.Out, time.Since(res.Started).Round(time.Second))
 	if runErr != nil {
-		return fmt.Errorf("%w: %s; the %s completed are in %s, marked partial (xlogfs bench report %s prints them)",
-			ErrInterrupted, res.PartialWhy, runsText(len(res.Runs)), filepath.Join(cfg.Out, "results.json"), cfg.Out)
+		return &interruptError{fmt.Sprintf("%s; the runs completed are in %s, marked partial (xlogfs bench report %s prints them)",
+			res.PartialWhy, filepath.Join(cfg.Out, "results.json"), cfg.Out)}
 	}
 	return nil
 }
 
-func runsText(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
+// interruptError says where the bench was interrupted and where its
+// partial results are; it is an ErrInterrupted.
+type interruptError struct{ msg string }
+
+func (e *interruptError) Error() string { return e.msg }
+func (e *interruptError) Unwrap() error { return ErrInterrupted }
 
 // checkConfig checks the values of the flags that need nothing but
 // themselves.
