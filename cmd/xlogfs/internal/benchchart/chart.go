@@ -69,9 +69,32 @@ type plainTicks struct{ plot.Ticker }
 
 func (p plainTicks) Ticks(min, max float64) []plot.Tick {
 	ts := p.Ticker.Ticks(min, max)
+	labelled := 0
 	for i := range ts {
 		if ts[i].Label != "" {
 			ts[i].Label = plainNumber(ts[i].Value)
+			labelled++
+		}
+	}
+	if labelled >= 3 {
+		return ts
+	}
+	// Too few numbers to read the axis by (0 and 25): marks every 1,
+	// 2, 2.5 or 5 × a power of ten, whichever gives 3 to 6 of them.
+	for e := math.Floor(math.Log10(max-min)) - 1; e <= math.Ceil(math.Log10(max-min)); e++ {
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			step := m * math.Pow(10, e)
+			first := math.Ceil(min/step) * step
+			if n := math.Floor((max-first)/step) + 1; n < 3 || n > 6 {
+				continue
+			}
+			var out []plot.Tick
+			for i := 0.0; first+i*step <= max+step*1e-9; i++ {
+				// Whole multiples of the step: 0, not −1.4e-14.
+				v := math.Round(first/step+i) * step
+				out = append(out, plot.Tick{Value: v, Label: plainNumber(v)})
+			}
+			return out
 		}
 	}
 	return ts
@@ -84,6 +107,9 @@ func plainNumber(x float64) string {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	if r == 0 {
+		return "0" // not −0
+	}
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
@@ -282,7 +308,9 @@ func build(res *benchreport.Results) ([][]*plot.Plot, error) {
 				p.Legend.Add("reference: "+ref.Name, l)
 			}
 		}
-		p.Y.Max = top * 1.5 // room for the legend above the bars
+		// Room above the bars for the legend: a row per kernel and the
+		// reference's.
+		p.Y.Max = top * (1.2 + 0.13*float64(len(impls)+1))
 		if p.Y.Max == 0 {
 			p.Y.Max = 1
 		}
@@ -328,7 +356,9 @@ func ratioPlot(res *benchreport.Results, modes, impls []string) (*plot.Plot, err
 	p.Title.Text = "checksum CPU ÷ the reference's, same round (median ratio, whisker: 95 % CI; log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.TickerFunc(ratioTicks)
-	p.Y.Min, p.Y.Max = lo/1.5, hi*4 // room for the legend above the bars
+	// Room above the bars for the legend: on the log scale, a factor per
+	// row (a kernel each, and the reference).
+	p.Y.Min, p.Y.Max = lo/1.5, hi*math.Pow(1.8, float64(len(impls)+1))
 	p.X.Label.Text = "checksum mode"
 	var ws whiskers
 	legend := make([]plot.Thumbnailer, len(impls))

@@ -49,7 +49,7 @@ func TestRender(t *testing.T) {
 
 // Axis numbers are plain: 0, 2500, 5000, not 0.00, 2500.00, 5000.00.
 func TestPlainAxisNumbers(t *testing.T) {
-	for _, r := range [][2]float64{{0, 5000}, {0, 1}, {0, 0.03}, {0, 312}, {100, 2600}} {
+	for _, r := range [][2]float64{{0, 5000}, {0, 1}, {0, 0.03}, {0, 312}, {100, 2600}, {0, 26.5}, {-18.2, 121.5}} {
 		ts := plainTicks{plot.DefaultTicks{}}.Ticks(r[0], r[1])
 		labelled := 0
 		for _, tk := range ts {
@@ -60,11 +60,11 @@ func TestPlainAxisNumbers(t *testing.T) {
 			if want := strconv.FormatFloat(tk.Value, 'f', -1, 64); tk.Label != want && !strings.HasPrefix(want, tk.Label) {
 				t.Errorf("range %v: tick %v labelled %q, want %q", r, tk.Value, tk.Label, want)
 			}
-			if strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") || strings.ContainsAny(tk.Label, "e+") {
+			if strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") || strings.ContainsAny(tk.Label, "e+") || tk.Label == "-0" {
 				t.Errorf("range %v: label %q is not plain", r, tk.Label)
 			}
 		}
-		if labelled < 2 {
+		if labelled < 3 {
 			t.Errorf("range %v: %d labelled ticks", r, labelled)
 		}
 	}

@@ -71,7 +71,12 @@ func percent(iv benchstat.Interval) string {
 // slicing-by-8)".
 func implDesc(name string) string {
 	if im, err := cksum.Lookup(name); err == nil && im.Desc != "" {
-		return fmt.Sprintf("%s (%s)", name, im.Desc)
+		// Its gist: up to the first colon or bracket.
+		desc := im.Desc
+		if i := strings.IndexAny(desc, ":("); i > 0 {
+			desc = desc[:i]
+		}
+		return fmt.Sprintf("%s (%s)", name, strings.TrimSpace(desc))
 	}
 	return name
 }
