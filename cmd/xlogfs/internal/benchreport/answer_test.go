@@ -221,3 +221,44 @@ func TestPartialResults(t *testing.T) {
 		t.Errorf("report of no runs:\n%s", out.String())
 	}
 }
+
+// With the kernel XFS baseline, one sentence sets the reference beside
+// it: checksum CPU per fsync and share of busy CPU (perf's), log blocks
+// per fsync; or why XFS's checksum CPU was not measured.
+func TestAnswerXFS(t *testing.T) {
+	build := func(perf bool) *Results {
+		res := &Results{Machine: Machine{CPU: "test CPU", CksumImpl: "avx512"},
+			Config:  Config{Rounds: 6, Reference: "batched/avx512", Baselines: []string{XFSTarget}},
+			Targets: []Target{{Name: "batched/avx512", Kind: "xlogfs", Mode: "batched", Impl: "avx512", ImplSpec: "best"}, {Name: XFSTarget, Kind: XFSTarget}}}
+		for r := 1; r <= 6; r++ {
+			f := 1 + 0.01*float64(r)
+			res.Runs = append(res.Runs,
+				Run{Target: "batched/avx512", Round: r, Values: map[string]float64{"cksum_cpu": 0.02 * f,
+					"cksum_cpu_per_fsync": 3000 * f, "cksum_busy_share": 0.0015 * f, "log_blocks_per_fsync": 9.5 * f}},
+				Run{Target: XFSTarget, Round: r, Values: map[string]float64{"log_blocks_per_fsync": 8 * f}, Unmeasured: map[string]string{}})
+			if perf {
+				res.Runs[len(res.Runs)-1].Values["cksum_cpu_per_fsync"] = 1500 * f
+				res.Runs[len(res.Runs)-1].Values["cksum_busy_share"] = 0.00075 * f
+			} else {
+				res.Runs[len(res.Runs)-1].Unmeasured["cksum_cpu_per_fsync"] = "perf is not installed"
+			}
+		}
+		Analyze(res)
+		return res
+	}
+	res := build(true)
+	med := func(target, m string) float64 { return benchstat.Median(perRound(res, target, m)).Center }
+	ns := func(target string) string { return count(int64(math.Round(med(target, "cksum_cpu_per_fsync")))) }
+	want := fmt.Sprintf("The kernel's XFS at the same log geometry: its checksum takes %s ns of CPU per fsync to batched/avx512's %s ns "+
+		"(%s %% of the machine's busy CPU, from perf, to %s %%); it writes %.1f log blocks per fsync to batched/avx512's %.1f.",
+		ns(XFSTarget), ns("batched/avx512"),
+		trimFloat(100*med(XFSTarget, "cksum_busy_share")), trimFloat(100*med("batched/avx512", "cksum_busy_share")),
+		med(XFSTarget, "log_blocks_per_fsync"), med("batched/avx512", "log_blocks_per_fsync"))
+	if got := Answer(res); len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("answer:\n%s\nwant its last sentence:\n%s", strings.Join(got, "\n"), want)
+	}
+	got := strings.Join(Answer(build(false)), "\n")
+	if !strings.Contains(got, "The kernel's XFS at the same log geometry: its checksum CPU was not measured (perf is not installed); it writes ") {
+		t.Errorf("answer without perf:\n%s", got)
+	}
+}
