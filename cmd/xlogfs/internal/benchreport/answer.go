@@ -247,7 +247,11 @@ func (res *Results) answerXFS() string {
 	}
 	xb, okx := val(x, "log_blocks_per_fsync")
 	rb, okr := val(r, "log_blocks_per_fsync")
-	if okx && okr {
+	rm, okm := val(r, "log_meta_blocks_per_fsync")
+	switch {
+	case okx && okm && okr && rm < rb-0.05:
+		parts = append(parts, fmt.Sprintf("it writes %.1f log blocks per fsync to %s's %.1f (%.1f without the file bytes %s logs with their writes)", xb, ref, rb, rm, ref))
+	case okx && okr:
 		parts = append(parts, fmt.Sprintf("it writes %.1f log blocks per fsync to %s's %.1f", xb, ref, rb))
 	}
 	if len(parts) == 0 {

@@ -25,11 +25,13 @@ func withXFS(rounds int, perfWhy string) *Results {
 			res.Runs = append(res.Runs, Run{Target: t.Name, Round: r, Fsyncs: 20000, FsyncCounts: "workload",
 				Values: map[string]float64{"throughput": 100, "fsyncs": 20000, "log_writes": 5000, "log_blocks": 5000 * 20,
 					"log_blocks_per_write": 20, "log_payload_blocks_per_write": 12, "log_blocks_per_fsync": 5,
+					"log_meta_payload_blocks_per_write": 9, "log_meta_blocks_per_fsync": 4,
 					"cksum_bytes_per_fsync": 3000, "cksum_cpu_per_fsync": 1500, "cksum_busy_share": 0.004}})
 		}
 		x := Run{Target: "xfs", Round: r, Fsyncs: 20000, FsyncCounts: "workload",
 			Values: map[string]float64{"throughput": 300, "fsyncs": 20000, "log_writes": 10000, "log_blocks": 10000 * 14,
 				"log_blocks_per_write": 14, "log_payload_blocks_per_write": 6, "log_blocks_per_fsync": 7,
+				"log_meta_payload_blocks_per_write": 6, "log_meta_blocks_per_fsync": 7,
 				"cksum_bytes_per_fsync": 1700},
 			Unmeasured: map[string]string{"cksum_cpu_per_fsync": perfWhy, "cksum_busy_share": perfWhy},
 			XFS: &XFSRun{Image: "/out/ram/xfs-1/xfs.img", LoopWhy: "the image is on tmpfs", LogBytes: 64 << 20, LogBSize: 256 << 10,
@@ -65,9 +67,9 @@ func TestPrintLogNotMeasured(t *testing.T) {
 		}
 	}
 	f := strings.Fields(xfsLine)
-	// xfs fsyncs writes blocks blk/write pay/write blk/fsync ck-B/fsync, then
-	// "not measured" twice.
-	if len(f) != 12 || f[5] != "6.0" || f[7] != "≈1700" || strings.Join(f[8:], " ") != "not measured not measured" {
+	// xfs fsyncs writes pay/write meta-pay/w blk/fsync meta-blk/f
+	// ck-B/fsync, then "not measured" twice.
+	if len(f) != 12 || f[3] != "6.0" || f[4] != "6.0" || f[6] != "7.00" || f[7] != "≈1700" || strings.Join(f[8:], " ") != "not measured not measured" {
 		t.Errorf("xfs row %q: want its log values, an estimated checksum size, and its checksum CPU not measured", xfsLine)
 	}
 	// (The note is wrapped.)
@@ -98,11 +100,17 @@ func TestAnalyzeVsXFS(t *testing.T) {
 	if c, ok := find(res.Comparisons, func(c Comparison) bool { return c.Metric == "log_blocks_per_fsync" && c.Reference == "xfs" }); !ok || !near(c.Ratio, 5.0/7) {
 		t.Errorf("blocks per fsync vs xfs: %+v, %v; want 5/7", c, ok)
 	}
+	// Like with like: the metadata the log writes, without file bytes.
+	if c, ok := find(res.Comparisons, func(c Comparison) bool {
+		return c.Metric == "log_meta_payload_blocks_per_write" && c.Target == "batched/avx512" && c.Reference == "xfs"
+	}); !ok || !near(c.Ratio, 1.5) {
+		t.Errorf("metadata payload per write vs xfs: %+v, %v; want 9/6 = 1.5", c, ok)
+	}
 	// Not measured for xfs: no ratio, rather than one against a zero.
 	if c, ok := find(res.Comparisons, func(c Comparison) bool { return c.Metric == "cksum_cpu_per_fsync" && c.Reference == "xfs" }); ok {
 		t.Errorf("checksum CPU compared with an unmeasured xfs: %+v", c)
 	}
-	if !strings.Contains(strings.Join(res.Verdict, "\n"), "batched/avx512 vs the kernel's XFS at the same log geometry: payload blocks per log write +100 %") {
+	if !strings.Contains(strings.Join(res.Verdict, "\n"), "batched/avx512 vs the kernel's XFS at the same log geometry: metadata payload blocks per log write +50 %") {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 }

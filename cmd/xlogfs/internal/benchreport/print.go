@@ -355,10 +355,10 @@ func printFlushReach(w io.Writer, res *Results) {
 var logMetrics = []struct{ metric, head, format string }{
 	{"fsyncs", "fsyncs", "count"},
 	{"log_writes", "writes", "count"},
-	{"log_blocks", "blocks", "count"},
-	{"log_blocks_per_write", "blk/write", "%.1f"},
-	{"log_payload_blocks_per_write", "pay/write", "%.1f"},
-	{"log_blocks_per_fsync", "blk/fsync", "%.2f"},
+	{"log_payload_blocks_per_write", "pay/w", "%.1f"},
+	{"log_meta_payload_blocks_per_write", "meta/w", "%.1f"},
+	{"log_blocks_per_fsync", "blk/f", "%.2f"},
+	{"log_meta_blocks_per_fsync", "meta/f", "%.2f"},
 	{"cksum_bytes_per_fsync", "ck B/fsync", "%.0f"},
 	{"cksum_cpu_per_fsync", "ck ns/fsync", "%.0f"},
 	{"cksum_busy_share", "ck % busy", "%.3f"},
@@ -436,8 +436,10 @@ func PrintLog(w io.Writer, res *Results, wide bool) {
 	for _, n := range notes {
 		wrap(w, n, "  ")
 	}
-	wrap(w, "writes: log records (iclogs) written over the workload; blocks: the 512-byte blocks they wrote (headers, payload, "+
-		"padding); pay/write: blocks per write less a record's header blocks (one per 32 KiB of the log buffer); per fsync: "+
+	wrap(w, "writes: log records (iclogs) written over the workload; pay/w: the 512-byte blocks per write less a record's "+
+		"header blocks (one per 32 KiB of the log buffer); blk/f: all the log's blocks (headers, payload, padding) per fsync; "+
+		"meta/w, meta/f: the same less the file bytes logged with their writes (--journal data, the log route, immediate writes), "+
+		"as the kernel's XFS logs metadata alone; per fsync: "+
 		"per fsync"+fsyncCounts(res)+"; ck: the log checksum: the bytes it covered and its CPU per fsync, "+
 		"and its share of the whole machine's busy CPU (xlogfs: its counters ÷ /proc/stat; xfs: perf's samples in xlog_cksum "+
 		"÷ its non-idle samples, perf's own excluded).", "")
@@ -722,6 +724,7 @@ func WriteBenchfmt(w io.Writer, res *Results) {
 		{"force_cksum_share", "cksum-force-%"}, {"cksum_cpu_profile", "cksum-cpu-profile-%"}, {"p95_ms", "p95-ms"},
 		{"cksum_force_ns", "cksum-force-ns"}, {"pwrite_us", "pwrite-µs"}, {"copy_cksum_cpu", "copy-cksum-cpu-%"},
 		{"log_payload_blocks_per_write", "payload-blocks/log-write"}, {"log_blocks_per_fsync", "log-blocks/fsync"},
+		{"log_meta_payload_blocks_per_write", "meta-payload-blocks/log-write"}, {"log_meta_blocks_per_fsync", "meta-log-blocks/fsync"},
 		{"cksum_bytes_per_fsync", "cksum-B/fsync"}, {"cksum_cpu_per_fsync", "cksum-ns/fsync"},
 		{"cksum_busy_share", "cksum-busy-cpu-%"},
 	}

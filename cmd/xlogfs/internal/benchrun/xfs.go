@@ -282,9 +282,12 @@ func xfsValues(v map[string]float64, unmeasured map[string]string, writes, block
 	if writes > 0 {
 		v["log_blocks_per_write"] = bl / w
 		v["log_payload_blocks_per_write"] = bl/w - float64(xfsbase.HeaderBlocks(logbsize))
+		// XFS logs metadata alone: all of its payload is metadata.
+		v["log_meta_payload_blocks_per_write"] = v["log_payload_blocks_per_write"]
 	} else {
-		unmeasured["log_blocks_per_write"] = "no log writes during the workload"
-		unmeasured["log_payload_blocks_per_write"] = "no log writes during the workload"
+		for _, k := range []string{"log_blocks_per_write", "log_payload_blocks_per_write", "log_meta_payload_blocks_per_write"} {
+			unmeasured[k] = "no log writes during the workload"
+		}
 	}
 	cksumNs := math.NaN()
 	if prof != nil {
@@ -299,9 +302,10 @@ func xfsValues(v map[string]float64, unmeasured map[string]string, writes, block
 		unmeasured["cksum_busy_share"] = perfWhy
 	}
 	perFsync(v, unmeasured, fsyncs, why, map[string]float64{
-		"log_blocks_per_fsync":  bl,
-		"cksum_bytes_per_fsync": xfsbase.CksumBytes(writes, blocks, logbsize),
-		"cksum_cpu_per_fsync":   cksumNs,
+		"log_blocks_per_fsync":      bl,
+		"log_meta_blocks_per_fsync": bl,
+		"cksum_bytes_per_fsync":     xfsbase.CksumBytes(writes, blocks, logbsize),
+		"cksum_cpu_per_fsync":       cksumNs,
 	})
 }
 

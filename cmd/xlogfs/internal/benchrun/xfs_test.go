@@ -94,6 +94,7 @@ func TestXFSValues(t *testing.T) {
 	xfsValues(v, un, 1000, 1000*(8+6), 256<<10, 2000, "", prof, "")
 	want := map[string]float64{
 		"log_writes": 1000, "log_blocks": 14000, "log_blocks_per_write": 14, "log_payload_blocks_per_write": 6,
+		"log_meta_payload_blocks_per_write": 6, "log_meta_blocks_per_fsync": 7,
 		"fsyncs": 2000, "log_blocks_per_fsync": 7, "cksum_bytes_per_fsync": (1000*328 + 1000*6*512) / 2000.0,
 		"cksum_cpu_per_fsync": 3e6 / 2000, "cksum_busy_share": 3e6 / 4e9,
 	}
@@ -135,15 +136,17 @@ func TestXFSValues(t *testing.T) {
 }
 
 // xlogfs's values from its .stats: the same metrics, the checksum's bytes
-// and CPU its own counters, its share over the machine's busy CPU.
+// and CPU its own counters, its share over the machine's busy CPU; the
+// metadata figures leave out the file bytes logged with their writes.
 func TestLogValues(t *testing.T) {
 	before := map[string]float64{"log_records": 10, "log_bytes": 10 * 9 * 512, "log_header_bytes": 10 * 8 * 512,
-		"cksum_bytes": 1000, "cksum_ns": 5000}
+		"cksum_bytes": 1000, "cksum_ns": 5000, "log_file_data_bytes": 512}
 	after := map[string]float64{"log_records": 110, "log_bytes": (10*9 + 100*20) * 512, "log_header_bytes": 110 * 8 * 512,
-		"cksum_bytes": 1000 + 400000, "cksum_ns": 5000 + 2e6}
+		"cksum_bytes": 1000 + 400000, "cksum_ns": 5000 + 2e6, "log_file_data_bytes": 512 + 100*4*512}
 	v, un := map[string]float64{}, map[string]string{}
 	logValues(v, un, before, after, 400, "", 2, "")
 	want := map[string]float64{"log_writes": 100, "log_blocks": 2000, "log_blocks_per_write": 20, "log_payload_blocks_per_write": 12,
+		"log_meta_payload_blocks_per_write": 8, "log_meta_blocks_per_fsync": 4,
 		"fsyncs": 400, "log_blocks_per_fsync": 5, "cksum_bytes_per_fsync": 1000, "cksum_cpu_per_fsync": 5000, "cksum_busy_share": 1e-3}
 	if fmt.Sprint(v) != fmt.Sprint(want) || len(un) != 0 {
 		t.Errorf("values %v, unmeasured %v; want %v", v, un, want)
