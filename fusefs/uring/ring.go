@@ -4,29 +4,25 @@
 // thread pinned to that CPU. The kernel puts a request on the queue of the
 // CPU its caller runs on, so the request is read, served and answered
 // there, and one FUSE_IO_URING_CMD_COMMIT_AND_FETCH both answers it and
-// hands the entry back for the next one.
+// hands the entry back for the next one. A request that may wait for the
+// disk is served on a goroutine of its own, which wakes the queue's
+// thread through an eventfd when it is answered.
 //
-// The package keeps the ring alone: registration, COMMIT_AND_FETCH, the
-// per-CPU threads, and an eventfd that wakes a queue's thread when a slow
-// request (one that may wait for the disk) served on a goroutine of its
-// own is answered. Each request is handed as it lies in its entry to
-// go-fuse's fuse.ProtocolServer (the seam go-fuse's virtiofs serves
-// through), which parses it, calls the fuse.RawFileSystem and writes the
-// reply back into the entry: the same RawFileSystem go-fuse's /dev/fuse
-// server calls, and the same parsing, since the ProtocolServer is told the
-// INIT that server answered.
+// The package keeps the ring alone. Each request goes as it lies in its
+// entry to go-fuse's fuse.ProtocolServer (the seam go-fuse's virtiofs
+// serves through), which parses it, calls the fuse.RawFileSystem that
+// go-fuse's /dev/fuse server calls too, and writes the reply back into the
+// entry; it is told the INIT that server answered, so both parse alike.
 //
-// What the ProtocolServer cannot carry stays on /dev/fuse, with go-fuse's
-// server: INIT, FORGET and BATCH_FORGET (the kernel never puts them on a
-// ring); the daemon's notifications and passthrough's backing-file
-// registrations (ioctls on /dev/fuse; a backing id then travels in an
-// OPEN or CREATE reply over the ring like any other field); and
-// INTERRUPT, which the kernel sends over /dev/fuse for a ring request
-// too. go-fuse's server finds no such request in flight there (it answers
+// What stays on /dev/fuse, with go-fuse's server: INIT, FORGET and
+// BATCH_FORGET (the kernel never puts them on a ring); notifications and
+// passthrough's backing-file registrations (ioctls on /dev/fuse; a backing
+// id then travels in an OPEN or CREATE reply over the ring like any other
+// field); and INTERRUPT, which the kernel sends there for a ring request
+// too. go-fuse's server finds no such request in flight (it answers
 // EAGAIN, which the kernel, finding the request on no /dev/fuse list,
-// drops) and the ProtocolServer's own table of requests in flight cannot
-// be reached from outside go-fuse, so a ring request is never
-// interrupted: it runs to its end.
+// drops), and the ProtocolServer's table of requests in flight cannot be
+// reached from outside go-fuse: a ring request is never interrupted.
 //
 // The ABI is the kernel's: Documentation/filesystems/fuse-io-uring.rst,
 // include/uapi/linux/fuse.h (struct fuse_uring_req_header,
@@ -69,8 +65,7 @@ type ringParams struct {
 	_                                                                      [4]uint32
 }
 
-var _ [120 - unsafe.Sizeof(ringParams{})]byte
-var _ [unsafe.Sizeof(ringParams{}) - 120]byte
+var _ = [1]int{}[unsafe.Sizeof(ringParams{})-120] // it is 120 bytes
 
 // cqe is struct io_uring_cqe (16 bytes, no IORING_SETUP_CQE32).
 type cqe struct {
@@ -128,6 +123,15 @@ func newRing(entries uint32) (*ring, error) {
 	return r, nil
 }
 
+// prep fills an SQE's common fields: opcode, fd, addr, len, user_data.
+func prep(s []byte, op uint8, fd int, addr unsafe.Pointer, n uint32, user uint64) {
+	s[0] = op
+	*(*int32)(unsafe.Pointer(&s[4])) = int32(fd)
+	*(*uint64)(unsafe.Pointer(&s[16])) = uint64(uintptr(addr))
+	*(*uint32)(unsafe.Pointer(&s[24])) = n
+	*(*uint64)(unsafe.Pointer(&s[32])) = user
+}
+
 // getSQE returns the next free SQE, zeroed, or nil when the SQ ring is
 // full (the caller submits and retries).
 func (r *ring) getSQE() []byte {
@@ -173,10 +177,7 @@ func (r *ring) reap(f func(c cqe)) {
 }
 
 func (r *ring) close() {
-	for _, m := range [][]byte{r.sqes, r.mem} {
-		if m != nil {
-			unix.Munmap(m)
-		}
-	}
+	unix.Munmap(r.sqes) // EINVAL, and nothing done, if not mapped
+	unix.Munmap(r.mem)
 	unix.Close(r.fd)
 }

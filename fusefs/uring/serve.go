@@ -1,6 +1,7 @@
 package uring
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"log"
@@ -23,15 +24,15 @@ const (
 	entPayloadSzOff = hdrOpInOff + hdrOpInSize + 16
 	reqHeaderSize   = hdrOpInOff + hdrOpInSize + 32 // 288
 	opInit          = 26                            // FUSE_INIT
+	opIoctl         = 39                            // FUSE_IOCTL
 )
 
 // newProtocolServer returns go-fuse's ProtocolServer over fs, told the
-// connection's INIT (kernel: what go-fuse's /dev/fuse server got, answered
-// with the same opts), so that it parses requests as that server does
-// (RENAME's and SETXATTR's first argument depend on what INIT negotiated),
-// and the largest request or reply argument the connection carries (the
-// kernel's max_payload_sz: max(FUSE_MIN_READ_BUFFER, max_write, max_pages
-// pages)).
+// connection's INIT (kernel, as go-fuse's /dev/fuse server got and
+// answered it with opts) so that both parse alike (SETXATTR's first
+// argument depends on what INIT negotiated), and the largest argument the
+// connection carries (max_payload_sz: max(FUSE_MIN_READ_BUFFER, max_write,
+// max_pages pages)).
 func newProtocolServer(fs fuse.RawFileSystem, opts *fuse.MountOptions, kernel *fuse.InitIn) (*fuse.ProtocolServer, int, error) {
 	ps := fuse.NewProtocolServer(fs, opts)
 	in := *kernel
@@ -51,10 +52,9 @@ func newProtocolServer(fs fuse.RawFileSystem, opts *fuse.MountOptions, kernel *f
 }
 
 // serve answers the request in e with t.ps and leaves the reply in e:
-// its out header in the header area, payload_sz set, its arguments in
-// the payload buffer (which the request's payload, aliased, has been
-// read from by then: go-fuse takes names as strings, and IOCTL's input
-// and output share the buffer as the kernel's entry does).
+// its out header in the header area, payload_sz set, its arguments in the
+// payload buffer, where the request's names and data were (go-fuse copies
+// names; IOCTL's input, which its output would overwrite, is copied here).
 func (t *Transport) serve(e *entry) {
 	h := *(*fuse.InHeader)(unsafe.Pointer(&e.hdr[0]))
 	defer func() {
@@ -74,17 +74,16 @@ func (t *Transport) serve(e *entry) {
 	}
 	e.in = [3][]byte{e.hdr[:inHeaderSize], e.hdr[hdrOpInOff : hdrOpInOff+argSz], e.payload[:psz]}
 	e.out = [2][]byte{e.hdr[:outHeaderSize], e.payload}
-	n, st := t.ps.HandleRequest(e.in[:], e.out[:])
-	if n < outHeaderSize {
-		// Refused unparsed, or a request without a reply (FORGET,
-		// NOTIFY_REPLY: the kernel sends those over /dev/fuse).
-		if st.Ok() {
-			st = fuse.ENOSYS
-		}
-		errorReply(e.hdr, h.Unique, st)
-		return
+	if h.Opcode == opIoctl {
+		e.in[2] = bytes.Clone(e.in[2])
 	}
-	binary.LittleEndian.PutUint32(e.hdr[entPayloadSzOff:], uint32(n-outHeaderSize))
+	if n, st := t.ps.HandleRequest(e.in[:], e.out[:]); n >= outHeaderSize {
+		binary.LittleEndian.PutUint32(e.hdr[entPayloadSzOff:], uint32(n-outHeaderSize))
+	} else if st.Ok() { // no reply: FORGET, NOTIFY_REPLY (the kernel sends those over /dev/fuse)
+		errorReply(e.hdr, h.Unique, fuse.ENOSYS)
+	} else { // refused unparsed
+		errorReply(e.hdr, h.Unique, st)
+	}
 }
 
 // errorReply puts a reply of status st and no arguments in hdr.

@@ -1,7 +1,6 @@
 package uring
 
 import (
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -16,33 +15,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The FUSE ring commands (enum fuse_uring_cmd) and struct
-// fuse_uring_cmd_req's layout in the SQE's command area.
 const (
+	// The FUSE ring commands (enum fuse_uring_cmd) and struct
+	// fuse_uring_cmd_req's layout in the SQE's command area.
 	cmdRegister       = 1
 	cmdCommitAndFetch = 2
 	cmdReqCommitIDOff = 8
 	cmdReqQidOff      = 16
+	// EntriesPerQueue is how many requests one queue holds at once: the
+	// kernel hands a queue's requests to its free entries, and queues
+	// the rest until one is committed.
+	EntriesPerQueue = 8
+	// efdTag is the user_data of the eventfd read that wakes a queue's
+	// thread when a request served on another goroutine is answered.
+	efdTag = ^uint64(0)
+	// ParamPath is the fuse module's switch for io_uring.
+	ParamPath = "/sys/module/fuse/parameters/enable_uring"
 )
-
-// EntriesPerQueue is how many requests one queue holds at once: the
-// kernel hands a queue's requests to its free entries, and queues the
-// rest until one is committed.
-const EntriesPerQueue = 8
-
-// efdTag is the user_data of the eventfd read that wakes a queue's
-// thread when a request served on another goroutine is answered.
-const efdTag = ^uint64(0)
-
-// ParamPath is the fuse module's switch for io_uring.
-const ParamPath = "/sys/module/fuse/parameters/enable_uring"
 
 // Enable makes sure this kernel serves FUSE over io_uring: it sets the
 // fuse module's enable_uring to Y if it is not (that needs root) and
 // reports whether it did, or says why FUSE over io_uring cannot be had.
 func Enable() (bool, error) {
 	b, err := os.ReadFile(ParamPath)
-	if errors.Is(err, os.ErrNotExist) {
+	if os.IsNotExist(err) {
 		return false, fmt.Errorf("this kernel has no FUSE over io_uring (no %s: needs Linux 6.14+ with CONFIG_FUSE_IO_URING)", ParamPath)
 	} else if err != nil {
 		return false, fmt.Errorf("FUSE over io_uring: %w", err)
@@ -161,7 +157,6 @@ type entry struct {
 	iov          [2]unix.Iovec
 	in           [3][]byte // the request, as serve hands it to go-fuse
 	out          [2][]byte // where its reply goes
-	unique       uint64
 }
 
 // queue is one CPU's ring and entries, served by one thread pinned to
@@ -235,10 +230,7 @@ func (q *queue) setup() error {
 			e.iov[j] = unix.Iovec{Base: &b[0]}
 			e.iov[j].SetLen(len(b))
 		}
-		s := q.r.getSQE()
-		fillCmd(s, q.t.fd, cmdRegister, uint64(i), uint16(q.qid), 0)
-		*(*uint64)(unsafe.Pointer(&s[16])) = uint64(uintptr(unsafe.Pointer(&e.iov[0])))
-		*(*uint32)(unsafe.Pointer(&s[24])) = 2
+		q.cmd(cmdRegister, i, 0, unsafe.Pointer(&e.iov[0]), 2)
 		q.live++
 	}
 	q.armEventfd()
@@ -261,23 +253,18 @@ func (q *queue) setup() error {
 	return regErr
 }
 
-// fillCmd fills s as a FUSE ring command.
-func fillCmd(s []byte, fd int, op uint32, user uint64, qid uint16, commitID uint64) {
-	s[0] = opURingCmd
-	*(*int32)(unsafe.Pointer(&s[4])) = int32(fd)
+// cmd queues FUSE ring command op for entry i: its buffers (REGISTER)
+// or the unique of the request it answers (COMMIT_AND_FETCH).
+func (q *queue) cmd(op uint32, i int, commitID uint64, iov unsafe.Pointer, niov uint32) {
+	s := q.sqe()
+	prep(s, opURingCmd, q.t.fd, iov, niov, uint64(i))
 	*(*uint32)(unsafe.Pointer(&s[8])) = op
-	*(*uint64)(unsafe.Pointer(&s[32])) = user
 	*(*uint64)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqCommitIDOff])) = commitID
-	*(*uint16)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqQidOff])) = qid
+	*(*uint16)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqQidOff])) = uint16(q.qid)
 }
 
 func (q *queue) armEventfd() {
-	s := q.sqe()
-	s[0] = opRead
-	*(*int32)(unsafe.Pointer(&s[4])) = int32(q.efd)
-	*(*uint64)(unsafe.Pointer(&s[16])) = uint64(uintptr(unsafe.Pointer(&q.efdBuf[0])))
-	*(*uint32)(unsafe.Pointer(&s[24])) = 8
-	*(*uint64)(unsafe.Pointer(&s[32])) = efdTag
+	prep(q.sqe(), opRead, q.efd, unsafe.Pointer(&q.efdBuf[0]), 8, efdTag)
 }
 
 // sqe returns a free SQE, submitting what is queued if the ring is full.
@@ -292,9 +279,10 @@ func (q *queue) sqe() []byte {
 	}
 }
 
-// commit queues entry i's answer, which fetches the next request.
+// commit queues entry i's answer (serve left it in the entry, under the
+// request's unique), which fetches the next request.
 func (q *queue) commit(i int) {
-	fillCmd(q.sqe(), q.t.fd, cmdCommitAndFetch, uint64(i), uint16(q.qid), q.ents[i].unique)
+	q.cmd(cmdCommitAndFetch, i, (*fuse.OutHeader)(unsafe.Pointer(&q.ents[i].hdr[0])).Unique, nil, 0)
 }
 
 func (q *queue) loop() {
@@ -337,11 +325,8 @@ func (q *queue) complete(c cqe) {
 		q.live--
 		return
 	}
-	e := &q.ents[c.UserData]
-	h := (*fuse.InHeader)(unsafe.Pointer(&e.hdr[0]))
-	e.unique = h.Unique
-	i := int(c.UserData)
-	if q.t.slow(h.Opcode) {
+	i, e := int(c.UserData), &q.ents[c.UserData]
+	if q.t.slow((*fuse.InHeader)(unsafe.Pointer(&e.hdr[0])).Opcode) {
 		q.async++
 		go func() {
 			q.t.serve(e)
