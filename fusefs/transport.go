@@ -156,10 +156,7 @@ func mountURing(raw fuse.RawFileSystem, mountpoint string, mo *fuse.MountOptions
 		server.Wait()
 		return nil, nil, errors.New("the kernel did not offer FUSE_OVER_IO_URING at INIT")
 	}
-	page := os.Getpagesize()
-	maxPages := (o.MaxWrite-1)/page + 1
-	payload := max(8192, o.MaxWrite, maxPages*page) // FUSE_MIN_READ_BUFFER
-	rings, err := uring.Start(fd, raw, payload)
+	rings, err := uring.Start(fd, raw, &o, server.KernelSettings(), mayWait)
 	if err != nil {
 		undo()
 		go server.Serve()

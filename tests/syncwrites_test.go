@@ -61,9 +61,11 @@ func TestSyncWritesRoutes(t *testing.T) {
 		t.Errorf("%d WRITE requests reached the daemon for 20 writes on the log route", w)
 	}
 	// The checkpoints sync the data file (at most once each); the fsyncs
-	// must not.
-	if d, c := after.dataSyncs-before.dataSyncs, after.ckpts-before.ckpts; d > c {
-		t.Errorf("20 fsyncs of small writes on the log route synced the data file %d times, with %d checkpoints; want no more than the checkpoints (an fsync is a log force alone)", d, c)
+	// must not. A checkpoint syncs the data files before it is counted,
+	// so one may be between the two as .stats is read (they do not
+	// overlap: the checkpoint lock).
+	if d, c := after.dataSyncs-before.dataSyncs, after.ckpts-before.ckpts; d > c+1 {
+		t.Errorf("20 fsyncs of small writes on the log route synced the data file %d times, with %d checkpoints; want no more than the checkpoints and one in progress (an fsync is a log force alone)", d, c)
 	}
 
 	// Large writes, no fsync: the next open is in passthrough.

@@ -1,12 +1,10 @@
 package uring
 
 import (
-	"errors"
 	"fmt"
 	"log"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,56 +15,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The FUSE ring commands (enum fuse_uring_cmd) and struct
-// fuse_uring_cmd_req's layout in the SQE's command area.
 const (
+	// The FUSE ring commands (enum fuse_uring_cmd) and struct
+	// fuse_uring_cmd_req's layout in the SQE's command area.
 	cmdRegister       = 1
 	cmdCommitAndFetch = 2
 	cmdReqCommitIDOff = 8
 	cmdReqQidOff      = 16
+	// EntriesPerQueue is how many requests one queue holds at once: the
+	// kernel hands a queue's requests to its free entries, and queues
+	// the rest until one is committed.
+	EntriesPerQueue = 8
+	// efdTag is the user_data of the eventfd read that wakes a queue's
+	// thread when a request served on another goroutine is answered.
+	efdTag = ^uint64(0)
+	// ParamPath is the fuse module's switch for io_uring.
+	ParamPath = "/sys/module/fuse/parameters/enable_uring"
 )
 
-// EntriesPerQueue is how many requests one queue holds at once: the
-// kernel hands a queue's requests to its free entries, and queues the
-// rest until one is committed.
-const EntriesPerQueue = 8
-
-// efdTag is the user_data of the eventfd read that wakes a queue's
-// thread when a request served on another goroutine is answered.
-const efdTag = ^uint64(0)
-
-// ParamPath is the fuse module's switch for io_uring.
-const ParamPath = "/sys/module/fuse/parameters/enable_uring"
-
-// Available reports whether this kernel can serve FUSE over io_uring now,
-// and why not when it cannot.
-func Available() error {
-	b, err := os.ReadFile(ParamPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("this kernel has no FUSE over io_uring (no %s: needs Linux 6.14+ with CONFIG_FUSE_IO_URING)", ParamPath)
-	}
-	if err != nil {
-		return fmt.Errorf("FUSE over io_uring: %w", err)
-	}
-	if strings.TrimSpace(string(b)) != "Y" {
-		return fmt.Errorf("FUSE over io_uring is disabled (%s is %s; as root: echo Y > %s)", ParamPath, strings.TrimSpace(string(b)), ParamPath)
-	}
-	return nil
-}
-
-// Enable sets enable_uring to Y; it needs root. It reports whether it
-// changed anything.
+// Enable makes sure this kernel serves FUSE over io_uring: it sets the
+// fuse module's enable_uring to Y if it is not (that needs root) and
+// reports whether it did, or says why FUSE over io_uring cannot be had.
 func Enable() (bool, error) {
-	if Available() == nil {
-		return false, nil
+	b, err := os.ReadFile(ParamPath)
+	if os.IsNotExist(err) {
+		return false, fmt.Errorf("this kernel has no FUSE over io_uring (no %s: needs Linux 6.14+ with CONFIG_FUSE_IO_URING)", ParamPath)
+	} else if err != nil {
+		return false, fmt.Errorf("FUSE over io_uring: %w", err)
+	} else if v := strings.TrimSpace(string(b)); v != "Y" {
+		if err := os.WriteFile(ParamPath, []byte("Y\n"), 0); err != nil {
+			return false, fmt.Errorf("FUSE over io_uring is disabled (%s is %s) and cannot be enabled: %w", ParamPath, v, err)
+		}
+		return true, nil
 	}
-	if _, err := os.Stat(ParamPath); err != nil {
-		return false, Available()
-	}
-	if err := os.WriteFile(ParamPath, []byte("Y\n"), 0); err != nil {
-		return false, fmt.Errorf("enable FUSE over io_uring: %w", err)
-	}
-	return true, Available()
+	return false, nil
 }
 
 // Queues is the number of queues the kernel wants: one per possible CPU
@@ -78,17 +60,13 @@ func Queues() (int, error) {
 	}
 	n := 0
 	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
-		lo, hi, ok := strings.Cut(r, "-")
-		a, err1 := strconv.Atoi(lo)
-		z := a
-		var err2 error
-		if ok {
-			z, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || z < a {
+		var lo, hi int
+		if k, _ := fmt.Sscanf(r, "%d-%d", &lo, &hi); k == 1 {
+			hi = lo
+		} else if k != 2 || hi < lo {
 			return 0, fmt.Errorf("possible CPUs: cannot parse %q", b)
 		}
-		n += z - a + 1
+		n += hi - lo + 1
 	}
 	return n, nil
 }
@@ -96,7 +74,8 @@ func Queues() (int, error) {
 // Transport serves one FUSE connection's rings.
 type Transport struct {
 	fd      int // our dup of the connection's /dev/fuse descriptor
-	fs      fuse.RawFileSystem
+	ps      *fuse.ProtocolServer
+	slow    func(opcode uint32) bool
 	payload int
 	queues  []*queue
 	wg      sync.WaitGroup
@@ -104,14 +83,19 @@ type Transport struct {
 }
 
 // Start registers EntriesPerQueue entries on each queue of the FUSE
-// connection of fuseFD, whose INIT reply negotiated FUSE_OVER_IO_URING,
-// and serves the requests they receive with fs. maxPayload is the largest
-// request or reply argument the connection carries (the kernel's
-// max(FUSE_MIN_READ_BUFFER, max_write, max_pages * page size)). Start
+// connection of fuseFD, whose INIT (kernel, answered by go-fuse's server
+// with opts) negotiated FUSE_OVER_IO_URING, and serves the requests they
+// receive with go-fuse's ProtocolServer over fs. slow says which opcodes
+// may wait for a log force or the disk: those are served on goroutines of
+// their own, so they do not hold up the queue's other requests. Start
 // returns once every queue is registered, so the kernel has switched the
 // connection to the rings, or with the error that kept one from it.
-func Start(fuseFD int, fs fuse.RawFileSystem, maxPayload int) (*Transport, error) {
+func Start(fuseFD int, fs fuse.RawFileSystem, opts *fuse.MountOptions, kernel *fuse.InitIn, slow func(opcode uint32) bool) (*Transport, error) {
 	nq, err := Queues()
+	if err != nil {
+		return nil, err
+	}
+	ps, payload, err := newProtocolServer(fs, opts, kernel)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +103,7 @@ func Start(fuseFD int, fs fuse.RawFileSystem, maxPayload int) (*Transport, error
 	if err != nil {
 		return nil, fmt.Errorf("dup /dev/fuse descriptor %d: %w", fuseFD, err)
 	}
-	t := &Transport{fd: fd, fs: fs, payload: maxPayload}
+	t := &Transport{fd: fd, ps: ps, slow: slow, payload: payload}
 	ready := make(chan error, nq)
 	for qid := range nq {
 		q := &queue{t: t, qid: qid, efd: -1}
@@ -166,18 +150,13 @@ func (t *Transport) Wait() {
 	}
 }
 
-// entry is one registered ring entry: its header area, payload buffer
-// and the request it holds.
+// entry is one registered ring entry: its header area and payload
+// buffer, and the request it holds.
 type entry struct {
-	hdr     []byte
-	payload []byte
-	iov     [2]unix.Iovec
-	req     request
-	rep     reply
-	unique  uint64
-	st      fuse.Status
-	n       int
-	live    bool // registered with the kernel, not ended
+	hdr, payload []byte
+	iov          [2]unix.Iovec
+	in           [3][]byte // the request, as serve hands it to go-fuse
+	out          [2][]byte // where its reply goes
 }
 
 // queue is one CPU's ring and entries, served by one thread pinned to
@@ -188,6 +167,7 @@ type queue struct {
 	r      *ring
 	mem    []byte // the entries' header areas and payload buffers
 	ents   []entry
+	live   int // entries registered with the kernel and not ended
 	efd    int
 	efdBuf [8]byte
 	stop   atomic.Bool
@@ -246,20 +226,15 @@ func (q *queue) setup() error {
 		e := &q.ents[i]
 		e.hdr = q.mem[i*reqHeaderSize : (i+1)*reqHeaderSize]
 		e.payload = q.mem[hdrs+i*pay : hdrs+(i+1)*pay]
-		e.iov[0] = unix.Iovec{Base: &e.hdr[0]}
-		e.iov[0].SetLen(len(e.hdr))
-		e.iov[1] = unix.Iovec{Base: &e.payload[0]}
-		e.iov[1].SetLen(len(e.payload))
-		s := q.r.getSQE()
-		fillCmd(s, q.t.fd, cmdRegister, uint64(i), uint16(q.qid), 0)
-		*(*uint64)(unsafe.Pointer(&s[16])) = uint64(uintptr(unsafe.Pointer(&e.iov[0])))
-		*(*uint32)(unsafe.Pointer(&s[24])) = 2
-		e.live = true
+		for j, b := range [][]byte{e.hdr, e.payload} {
+			e.iov[j] = unix.Iovec{Base: &b[0]}
+			e.iov[j].SetLen(len(b))
+		}
+		q.cmd(cmdRegister, i, 0, unsafe.Pointer(&e.iov[0]), 2)
+		q.live++
 	}
 	q.armEventfd()
-	// Submit, and run the task work of commands that failed at once
-	// (GETEVENTS with nothing to wait for), so their CQEs are there.
-	if err := q.r.enterFlags(0, enterGetEvents); err != nil {
+	if err := q.r.enter(0); err != nil {
 		return err
 	}
 	// A completion now is a failed REGISTER, or already a request (the
@@ -267,7 +242,7 @@ func (q *queue) setup() error {
 	var regErr error
 	q.r.reap(func(c cqe) {
 		if c.UserData != efdTag && c.Res < 0 {
-			q.ents[c.UserData].live = false
+			q.live--
 			if regErr == nil {
 				regErr = fmt.Errorf("FUSE_IO_URING_CMD_REGISTER: %w", syscall.Errno(-c.Res))
 			}
@@ -278,23 +253,18 @@ func (q *queue) setup() error {
 	return regErr
 }
 
-// fillCmd fills s as a FUSE ring command.
-func fillCmd(s []byte, fd int, op uint32, user uint64, qid uint16, commitID uint64) {
-	s[0] = opURingCmd
-	*(*int32)(unsafe.Pointer(&s[4])) = int32(fd)
+// cmd queues FUSE ring command op for entry i: its buffers (REGISTER)
+// or the unique of the request it answers (COMMIT_AND_FETCH).
+func (q *queue) cmd(op uint32, i int, commitID uint64, iov unsafe.Pointer, niov uint32) {
+	s := q.sqe()
+	prep(s, opURingCmd, q.t.fd, iov, niov, uint64(i))
 	*(*uint32)(unsafe.Pointer(&s[8])) = op
-	*(*uint64)(unsafe.Pointer(&s[32])) = user
 	*(*uint64)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqCommitIDOff])) = commitID
-	*(*uint16)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqQidOff])) = qid
+	*(*uint16)(unsafe.Pointer(&s[sqeCmdOffset+cmdReqQidOff])) = uint16(q.qid)
 }
 
 func (q *queue) armEventfd() {
-	s := q.sqe()
-	s[0] = opRead
-	*(*int32)(unsafe.Pointer(&s[4])) = int32(q.efd)
-	*(*uint64)(unsafe.Pointer(&s[16])) = uint64(uintptr(unsafe.Pointer(&q.efdBuf[0])))
-	*(*uint32)(unsafe.Pointer(&s[24])) = 8
-	*(*uint64)(unsafe.Pointer(&s[32])) = efdTag
+	prep(q.sqe(), opRead, q.efd, unsafe.Pointer(&q.efdBuf[0]), 8, efdTag)
 }
 
 // sqe returns a free SQE, submitting what is queued if the ring is full.
@@ -309,32 +279,10 @@ func (q *queue) sqe() []byte {
 	}
 }
 
-// commit queues entry i's answer, which fetches the next request.
+// commit queues entry i's answer (serve left it in the entry, under the
+// request's unique), which fetches the next request.
 func (q *queue) commit(i int) {
-	e := &q.ents[i]
-	encodeReply(e.hdr, e.unique, e.st, e.n)
-	fillCmd(q.sqe(), q.t.fd, cmdCommitAndFetch, uint64(i), uint16(q.qid), e.unique)
-}
-
-func (q *queue) liveEntries() int {
-	n := 0
-	for i := range q.ents {
-		if q.ents[i].live {
-			n++
-		}
-	}
-	return n
-}
-
-// slow says whether a request may wait for a log force or the disk: it is
-// served on a goroutine of its own, so it does not hold up the queue's
-// other requests.
-func slow(op uint32) bool {
-	switch op {
-	case opFsync, opFsyncdir, opFlush, opFallocate, opCopyFileRange, opSetlkw, opSyncfs:
-		return true
-	}
-	return false
+	q.cmd(cmdCommitAndFetch, i, (*fuse.OutHeader)(unsafe.Pointer(&q.ents[i].hdr[0])).Unique, nil, 0)
 }
 
 func (q *queue) loop() {
@@ -343,10 +291,7 @@ func (q *queue) loop() {
 	}
 	q.early = nil
 	for {
-		if q.liveEntries() == 0 && q.async == 0 {
-			return
-		}
-		if q.stop.Load() && q.async == 0 {
+		if (q.live == 0 || q.stop.Load()) && q.async == 0 {
 			return
 		}
 		if err := q.r.enter(1); err != nil {
@@ -367,40 +312,24 @@ func (q *queue) complete(c cqe) {
 		q.mu.Unlock()
 		for _, i := range done {
 			q.async--
-			if q.ents[i].live {
-				q.commit(i)
-			}
+			q.commit(i)
 		}
 		if c.Res >= 0 || c.Res == -int32(syscall.EINTR) || c.Res == -int32(syscall.EAGAIN) {
 			q.armEventfd()
 		}
 		return
 	}
-	e := &q.ents[c.UserData]
-	if c.Res < 0 {
+	if c.Res < 0 || q.stop.Load() {
 		// ENOTCONN, ECONNABORTED: the connection is gone (unmount,
 		// abort) or the command was cancelled; the entry is over.
-		e.live = false
+		q.live--
 		return
 	}
-	if q.stop.Load() {
-		e.live = false
-		return
-	}
-	if err := e.req.decode(e.hdr, e.payload); err != nil {
-		log.Printf("FUSE over io_uring, queue %d: %v", q.qid, err)
-		e.unique = e.req.header().Unique
-		e.st, e.n = fuse.EIO, 0
-		q.commit(int(c.UserData))
-		return
-	}
-	e.unique = e.req.header().Unique
-	if slow(e.req.header().Opcode) {
+	i, e := int(c.UserData), &q.ents[c.UserData]
+	if q.t.slow((*fuse.InHeader)(unsafe.Pointer(&e.hdr[0])).Opcode) {
 		q.async++
-		i := int(c.UserData)
 		go func() {
-			e.st, e.n = serve(q.t.fs, &e.req, &e.rep, e.payload)
-			q.t.served.Add(1)
+			q.t.serve(e)
 			q.mu.Lock()
 			q.done = append(q.done, i)
 			q.wake()
@@ -408,9 +337,8 @@ func (q *queue) complete(c cqe) {
 		}()
 		return
 	}
-	e.st, e.n = serve(q.t.fs, &e.req, &e.rep, e.payload)
-	q.t.served.Add(1)
-	q.commit(int(c.UserData))
+	q.t.serve(e)
+	q.commit(i)
 }
 
 func (q *queue) teardown() {
@@ -422,7 +350,7 @@ func (q *queue) teardown() {
 	// after Stop, the ring's close cancels the rest asynchronously, so
 	// their buffers stay mapped (and are lost) rather than risk a late
 	// copy into memory mapped again for something else.
-	if q.mem != nil && q.liveEntries() == 0 {
+	if q.mem != nil && q.live == 0 {
 		unix.Munmap(q.mem)
 		q.mem = nil
 	}
