@@ -71,14 +71,15 @@ func (fs *FS) commitLocked(op *meta.Op) (logbuf.LSN, error) {
 		if ino == 0 {
 			continue
 		}
-		st := fs.files.State(ino)
-		st.LSN = lsn
+		f := fs.forces[ino]
+		f.lsn = lsn
 		if ino == op.Ino {
 			in := fs.model.Inodes[ino]
 			if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil || fs.zeroesLogged(op) || fs.supersedesLogged(op) {
-				st.DataLSN = lsn
+				f.data = lsn
 			}
 		}
+		fs.forces[ino] = f
 	}
 	return lsn, nil
 }

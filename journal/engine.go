@@ -1,8 +1,6 @@
 package journal
 
 import (
-	"sync"
-
 	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -26,4 +24,11 @@ func (e engine) Force(lsn logbuf.LSN) error             { return e.fs.x.Force(ls
 func (e engine) TailLSN() logbuf.LSN                    { return e.fs.x.TailLSN() }
 func (e engine) Refused() error                         { return e.fs.changeRefused() }
 func (e engine) Checkpoints() uint64                    { return e.fs.ckpts.Load() }
-func (e engine) CheckpointLock() sync.Locker            { return &e.fs.ckptMu }
+
+// BetweenCheckpoints runs fn under ckptMu, which each checkpoint holds
+// while it runs.
+func (e engine) BetweenCheckpoints(fn func() error) error {
+	e.fs.ckptMu.Lock()
+	defer e.fs.ckptMu.Unlock()
+	return fn()
+}

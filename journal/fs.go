@@ -11,6 +11,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
+	"github.com/xlogfs/xlogfs/logbuf"
 )
 
 // FS is a mounted store: the live model plus the log.
@@ -26,8 +27,9 @@ type FS struct {
 
 	mu       sync.RWMutex // the model; held for writing while a transaction commits
 	model    *meta.Model
-	names    atomic.Uint64     // namespace changes committed (NamespaceGen)
-	unlinked map[meta.Ino]bool // inodes without links not yet freed (open or held), under mu
+	names    atomic.Uint64          // namespace changes committed (NamespaceGen)
+	unlinked map[meta.Ino]bool      // inodes without links not yet freed (open or held), under mu
+	forces   map[meta.Ino]forceLSNs // what fsync and fdatasync of each inode force; under mu
 	x        *xlog.Log
 	items    *xfsitems.Tracker // LogItemsXFS: the items each transaction logs; under mu
 
@@ -75,3 +77,9 @@ func (fs *FS) Superblock() *store.Superblock { return fs.sb }
 
 // Options returns the options in effect (with defaults filled in).
 func (fs *FS) Options() Options { return fs.opts }
+
+// forceLSNs is what a fsync of an inode must force: lsn, the newest
+// transaction touching the inode, and data, the newest one fdatasync
+// needs (size, new inode, logged data, a data-journal punch). Set by every
+// commit (commitLocked), dropped when the inode is freed (forget).
+type forceLSNs struct{ lsn, data logbuf.LSN }

@@ -145,7 +145,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	}
 	fs := &FS{
 		dir: dir, st: opts.Store, sb: sb, opts: opts, dataDir: filepath.Join(dir, store.DataDirName),
-		model: ck.Model, unlinked: map[meta.Ino]bool{},
+		model: ck.Model, unlinked: map[meta.Ino]bool{}, forces: map[meta.Ino]forceLSNs{},
 		ckptSeq: ck.Seq, ckptReq: make(chan struct{}, 1), reapReq: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
 	if opts.FlushLatency > 0 {
@@ -161,12 +161,11 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 	if opts.NoRecovery {
 		fs.overlay = datafile.Overlay{}
 	}
-	fs.files = datafile.New(datafile.Config{
+	fs.files = datafile.New(engine{fs}, datafile.Config{
 		Store: fs.st, Dir: fs.dataDir, LogData: opts.Journal == JournalData, ImmediateWrite: opts.ImmediateWrite, SyncWrites: opts.SyncWrites,
 		MaxTxn: fs.maxTxn, ReadOnly: opts.ReadOnly, Flush: fs.flush, Overlay: fs.overlay, Logf: opts.Logf,
 		FlushCovers: xlog.IsStoreLog(dev) && store.SameFilesystem(fs.st, filepath.Join(dir, store.LogName), fs.dataDir),
 	})
-	fs.files.SetEngine(engine{fs})
 	if opts.LogItems == LogItemsXFS {
 		fs.items = xfsitems.NewTracker()
 	}

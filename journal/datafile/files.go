@@ -35,11 +35,14 @@ type Engine interface {
 	// Refused is the error a change gets before it touches anything
 	// (EROFS on a read-only mount, the failure of a stopped journal).
 	Refused() error
-	// Checkpoints counts the checkpoints taken, and CheckpointLock is
-	// held by each while it runs: a shrink holds it from its force to
-	// its cut (Truncate).
+	// Checkpoints counts the checkpoints taken.
 	Checkpoints() uint64
-	CheckpointLock() sync.Locker
+	// BetweenCheckpoints runs fn while no checkpoint runs: none that
+	// started before it is still going, and none starts until fn
+	// returns. A shrink forces its transaction and cuts the data file
+	// inside it (shrink). fn must not commit: a commit may wait for
+	// log space, which only a checkpoint frees.
+	BetweenCheckpoints(fn func() error) error
 }
 
 // Attrs is what the data path needs of an inode's metadata.
@@ -120,29 +123,23 @@ type freedInode struct {
 }
 
 // New returns the data path of cfg.Dir, a directory that exists (mount
-// makes it if it is missing). The engine may be set later (SetEngine),
-// before the first operation: recovery uses only the data files.
-func New(cfg Config) *Files {
+// makes it if it is missing), over e, the engine whose transactions
+// describe it. e may be nil for a data path that recovery alone uses
+// (With, Reconcile, MarkMissing: the data files, none of the engine).
+func New(e Engine, cfg Config) *Files {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Files{cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}
+	return &Files{e: e, cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}
 }
 
-// SetEngine connects the data path to the engine whose transactions
-// describe it.
-func (f *Files) SetEngine(e Engine) { f.e = e }
-
 // Inode is the in-core inode: what the filesystem keeps per inode besides
-// metadata: who uses it, the data file, and the LSNs a fsync must force.
+// metadata: who uses it and the data file. (What a fsync of it must force
+// is the engine's: package journal keeps it under its model lock.)
 type Inode struct {
 	mu    sync.Mutex   // orders data-file I/O with the transactions describing it
 	Opens atomic.Int32 // open file handles
 	Holds atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	// LSN is the newest transaction touching the inode, DataLSN the
-	// newest one fdatasync needs (size, new inode, logged data, a
-	// data-journal punch): the engine's, under its model lock.
-	LSN, DataLSN logbuf.LSN
 
 	file      store.StoreFile
 	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens

@@ -170,7 +170,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "cut-before-log",
 		Bug:    "a shrinking truncate cuts the data file before its log record is durable",
-		Edits:  []Edit{{"journal/datafile/io.go", "\t\terr = f.e.Force(lsn)\n", "\t\t_ = lsn\n"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "\t\t\tif err := f.e.Force(lsn); err != nil {\n", "\t\t\tif _ = lsn; false {\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -325,8 +325,8 @@ var Mutants = []Mutant{
 		Name: "fsync-forces-stale-lsn",
 		Bug:  "fsync forces the log up to the LSN it had before learning what the kernel wrote through passthrough: the learned size is not durable",
 		Edits: []Edit{
-			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := st.DataLSN\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
-			{"journal/fsops.go", "\t\tlsn = st.DataLSN\n", "\t\tlsn = early\n"},
+			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := fs.forces[ino].data\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
+			{"journal/fsops.go", "\t\tlsn = fs.forces[ino].data\n", "\t\tlsn = early\n"},
 		},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughLearnsSizeAndTimes"}}},
 	},
