@@ -2,10 +2,10 @@ package journal
 
 import (
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/xlogfs/xlogfs/journal/datafile"
+	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
@@ -25,7 +25,7 @@ type FS struct {
 	maxTxn   int // largest write region one transaction carries
 	recovery Recovery
 
-	mu       sync.RWMutex // the model; held for writing while a transaction commits
+	mu       lockorder.RWMutex[lockorder.Model] // the model; held for writing while a transaction commits
 	model    *meta.Model
 	names    atomic.Uint64          // namespace changes committed (NamespaceGen)
 	unlinked map[meta.Ino]bool      // inodes without links not yet freed (open or held), under mu
@@ -34,7 +34,7 @@ type FS struct {
 	items    *xfsitems.Tracker // LogItemsXFS: the items each transaction logs; under mu
 
 	// What a checkpoint writes: the model as of the newest durable record.
-	shadowMu sync.Mutex
+	shadowMu lockorder.Mutex[lockorder.Leaf]
 	shadow   *meta.Model
 	bound    xlog.Boundary
 
@@ -42,8 +42,8 @@ type FS struct {
 
 	files *datafile.Files // the data files and the in-core inodes
 
-	ckptMu   sync.Mutex // one checkpoint at a time
-	runMu    sync.Mutex // one runCheckpoint (or reap) at a time: its retry sees what an earlier one reaped
+	ckptMu   lockorder.Mutex[lockorder.Checkpoint] // one checkpoint at a time
+	runMu    lockorder.Mutex[lockorder.Runs]       // one runCheckpoint (or reap) at a time: its retry sees what an earlier one reaped
 	ckptSeq  uint64
 	ckptReq  chan struct{}
 	reapReq  chan struct{} // a freed inode's free is durable: delete its data file (reap)

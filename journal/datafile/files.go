@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -105,15 +105,15 @@ type Files struct {
 	Routes  RouteCounts   // opens of a passthrough mount by route (route.go)
 	Learned atomic.Uint64 // setattrs committed for what the kernel did to data files
 
-	statesMu sync.Mutex
+	statesMu lockorder.Mutex[lockorder.Leaf]
 	states   map[meta.Ino]*Inode
 	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go), under statesMu
 	ptLive   atomic.Int32        // len(ptStale), read without the lock
 
-	dirtyMu sync.Mutex
+	dirtyMu lockorder.Mutex[lockorder.Leaf]
 	dirty   map[meta.Ino]bool // data files written since the last checkpoint
 
-	freedMu sync.Mutex
+	freedMu lockorder.Mutex[lockorder.Leaf]
 	freed   []freedInode // data files to delete once the free is durable
 }
 
@@ -137,17 +137,21 @@ func New(e Engine, cfg Config) *Files {
 // metadata: who uses it and the data file. (What a fsync of it must force
 // is the engine's: package journal keeps it under its model lock.)
 type Inode struct {
-	mu    sync.Mutex   // orders data-file I/O with the transactions describing it
-	Opens atomic.Int32 // open file handles
-	Holds atomic.Int32 // references the caller (the kernel, via fusefs) keeps
+	mu    lockorder.Mutex[lockorder.Inode] // orders data-file I/O with the transactions describing it
+	Opens atomic.Int32                     // open file handles
+	Holds atomic.Int32                     // references the caller (the kernel, via fusefs) keeps
 
 	file      store.StoreFile
 	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool            // the filesystem under the store refused O_DIRECT
 	newFile   bool            // data file created since the data directory was last synced
 	dataDirty bool            // data file written since the last fdatasync
-	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
-	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
+	// dataErr: a data sync failed, so what it was to write may be lost,
+	// and fsync says so from then on (lost, lose). Atomic, not under mu:
+	// a checkpoint's sync sets it under ckptMu, where an inode's lock
+	// may not be taken (a shrink holds its inode's lock, then ckptMu).
+	dataErr atomic.Pointer[error]
+	cutOwed bool // a shrink is durable but cutting the data file failed: cut before it grows again
 	// dataMissing: the data file lacked bytes that were durable when the
 	// store was mounted (missing.go); reads and changes fail with EIO
 	// until a truncate to 0.
@@ -177,6 +181,18 @@ type Inode struct {
 	// writing in passthrough forces it before the kernel may write.
 	markLSN atomic.Uint64
 }
+
+// lost is the error of a failed data sync of the inode's data file, nil if
+// none failed.
+func (st *Inode) lost() error {
+	if p := st.dataErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// lose records that a data sync failed with err.
+func (st *Inode) lose(err error) { st.dataErr.Store(&err) }
 
 // MarkLSN is the LSN of the newest record that set the inode's mark.
 func (in *Inode) MarkLSN() logbuf.LSN { return logbuf.LSN(in.markLSN.Load()) }
@@ -397,9 +413,7 @@ func (f *Files) SyncDirty() error {
 		if err != nil {
 			redirty(inos[i:])
 			if st := f.Existing(ino); st != nil {
-				st.mu.Lock()
-				st.dataErr = err
-				st.mu.Unlock()
+				st.lose(err)
 			}
 			return &SyncError{Ino: ino, Err: err}
 		}

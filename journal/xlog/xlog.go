@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling/labels"
 )
@@ -83,7 +84,7 @@ type Log struct {
 	// inline mode: AppendOp checksums as it copies, under cksumLabels
 	inline bool
 
-	mu    sync.Mutex
+	mu    lockorder.Mutex[lockorder.Leaf]
 	cond  sync.Cond // durable moved, iclog freed, tail moved, failure
 	wcond sync.Cond // wakes the writer
 
