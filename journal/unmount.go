@@ -15,19 +15,37 @@ func (fs *FS) Close() error {
 	// What the kernel wrote to data files still open (a lazy unmount)
 	// goes into the log with the rest.
 	fs.files.LearnAll()
+	first, err := fs.unmount()
+	if !first {
+		return nil
+	}
+	// The data files close once the model lock is let go: an operation
+	// waiting for it (a write's commit) holds its inode's lock, which
+	// CloseAll takes, and now finds the journal closed.
+	fs.files.CloseAll()
+	if cerr := fs.x.Dev.Close(); err == nil {
+		err = cerr
+	}
+	fs.lock.Close()
+	return err
+}
+
+// unmount is Close under the model lock: the unlinked inodes freed, the
+// final checkpoint, the unmount record, the log stopped. first is false if
+// the journal was closed already.
+func (fs *FS) unmount() (first bool, err error) {
 	// No transaction from here on. The lock comes before the checkpointer
 	// stops: a transaction waiting for log space holds it, and only a
 	// checkpoint can let it finish.
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.closed.Load() {
-		return nil
+		return false, nil
 	}
 	// Whoever held or had open the unlinked inodes is gone with the
 	// mount: free them now, so the store is left without orphans. The
 	// checkpointer still runs: a free that waits for log space needs a
 	// checkpoint to make it.
-	var err error
 	for _, ino := range slices.Sorted(maps.Keys(fs.model.Inodes)) {
 		if fs.model.Inodes[ino].Nlink == 0 && ino != meta.RootIno && err == nil && !fs.opts.ReadOnly {
 			op := meta.Op{Type: meta.OpFree, Ino: ino}
@@ -57,12 +75,7 @@ func (fs *FS) Close() error {
 		fs.opts.Logf("unmount: %v; the log holds everything and ends with the unmount record: the next mount replays it from the last checkpoint", ckptErr)
 	}
 	fs.x.Stop()
-	fs.files.CloseAll()
-	if cerr := fs.x.Dev.Close(); err == nil {
-		err = cerr
-	}
-	fs.lock.Close()
-	return err
+	return true, err
 }
 
 // finalCheckpoint is the unmount's checkpoint: the log forced, the data

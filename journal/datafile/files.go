@@ -115,6 +115,8 @@ type Files struct {
 
 	freedMu lockorder.Mutex[lockorder.Leaf]
 	freed   []freedInode // data files to delete once the free is durable
+
+	closed atomic.Bool // CloseAll ran: no data file opens again
 }
 
 type freedInode struct {
@@ -252,12 +254,20 @@ func (f *Files) Forget(ino meta.Ino, lsn logbuf.LSN) {
 	f.freedMu.Unlock()
 }
 
-// CloseAll closes every data file descriptor (unmount, crash).
+// CloseAll closes every data file descriptor (unmount, crash), each
+// under its inode's lock, which guards it: an operation still running
+// finishes with its descriptor first. From then on no data file opens
+// (os.ErrClosed). The caller holds none of the engine's locks: an
+// operation holding its inode's lock may be waiting for them.
 func (f *Files) CloseAll() {
+	f.closed.Store(true)
 	f.statesMu.Lock()
-	defer f.statesMu.Unlock()
-	for _, st := range f.states {
+	states := slices.Collect(maps.Values(f.states))
+	f.statesMu.Unlock()
+	for _, st := range states { // an inode's lock comes before statesMu
+		st.mu.Lock()
 		st.closeFiles()
+		st.mu.Unlock()
 	}
 }
 
@@ -331,6 +341,9 @@ func (f *Files) fileToChange(ino meta.Ino, st *Inode) (store.StoreFile, error) {
 func (f *Files) openFile(ino meta.Ino, st *Inode, create bool) (store.StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
+	}
+	if f.closed.Load() {
+		return nil, fmt.Errorf("data file %s: %w (the journal is unmounted)", f.Path(ino), os.ErrClosed)
 	}
 	flag := os.O_RDWR
 	if f.cfg.ReadOnly {
