@@ -14,7 +14,10 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// FS is a mounted store: the live model plus the log.
+// FS is a mounted store: the live model plus the log. Its locks, their
+// order and the goroutines that take them are the package
+// documentation's (Locking); each field says which guards it. What mount
+// sets and never changes again needs none.
 type FS struct {
 	dir      string
 	st       store.StoreFS
@@ -24,49 +27,57 @@ type FS struct {
 	dataDir  string
 	maxTxn   int // largest write region one transaction carries
 	recovery Recovery
+	x        *xlog.Log              // the log (its own lock: xlog.Log.mu)
+	files    *datafile.Files        // the data files and the in-core inodes (their own locks)
+	overlay  datafile.Overlay       // NoRecovery: what replay would have written to data files
+	flush    *datafile.FlushLatency // emulated flush latency; nil: none
+	forcer   *xlog.Forcer
 
-	mu       lockorder.RWMutex[lockorder.Model] // the model; held for writing while a transaction commits
+	// mu is the model lock, held for writing while a transaction commits
+	// (commitLocked: across the log's Commit, which may wait for log
+	// space) and for reading by lookups. It guards:
+	mu       lockorder.RWMutex[lockorder.Model]
 	model    *meta.Model
-	names    atomic.Uint64          // namespace changes committed (NamespaceGen)
-	unlinked map[meta.Ino]bool      // inodes without links not yet freed (open or held), under mu
-	forces   map[meta.Ino]forceLSNs // what fsync and fdatasync of each inode force; under mu
-	x        *xlog.Log
-	items    *xfsitems.Tracker // LogItemsXFS: the items each transaction logs; under mu
+	unlinked map[meta.Ino]bool      // inodes without links not yet freed (open or held)
+	forces   map[meta.Ino]forceLSNs // what fsync and fdatasync of each inode force
+	items    *xfsitems.Tracker      // LogItemsXFS: the items each transaction logs
+	// afterCommit, if set (by tests), runs under mu after each
+	// transaction commits.
+	afterCommit func(tid uint32, op *meta.Op)
 
-	// What a checkpoint writes: the model as of the newest durable record.
+	// shadowMu guards what a checkpoint writes: the model as of the
+	// newest durable record, which the log writer advances (onDurable).
 	shadowMu lockorder.Mutex[lockorder.Leaf]
 	shadow   *meta.Model
 	bound    xlog.Boundary
 
-	times statsfile.CksumTimes // checksum time per record and per force
+	// runMu: one runCheckpoint (or reap) at a time, so that its retry
+	// sees what an earlier one reaped.
+	runMu lockorder.Mutex[lockorder.Runs]
 
-	files *datafile.Files // the data files and the in-core inodes
+	// ckptMu: one checkpoint at a time (checkpoint), and no checkpoint
+	// while a shrink forces and cuts (engine.BetweenCheckpoints). It
+	// guards:
+	ckptMu  lockorder.Mutex[lockorder.Checkpoint]
+	ckptSeq uint64 // the checkpoint file's sequence number (mount sets it before any goroutine starts)
 
-	ckptMu   lockorder.Mutex[lockorder.Checkpoint] // one checkpoint at a time
-	runMu    lockorder.Mutex[lockorder.Runs]       // one runCheckpoint (or reap) at a time: its retry sees what an earlier one reaped
-	ckptSeq  uint64
+	// The checkpointer's requests and lifetime (channels), and what is
+	// read without a lock (atomics).
 	ckptReq  chan struct{}
 	reapReq  chan struct{} // a freed inode's free is durable: delete its data file (reap)
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 	ckpts    atomic.Uint64
-	forcer   *xlog.Forcer
 	ckptErr  atomic.Pointer[error] // the last checkpoint's failure; nil once one succeeds
-
-	overlay datafile.Overlay // NoRecovery: what replay would have written to data files
-
-	fsyncs atomic.Uint64
+	names    atomic.Uint64         // namespace changes committed (NamespaceGen)
+	times    statsfile.CksumTimes  // checksum time per record and per force
+	fsyncs   atomic.Uint64
 	// loggedData counts the file bytes the log carried: the bytes of
 	// writes logged with them (data journal, immediate writes).
 	loggedData atomic.Uint64
 	fsyncHist  [statsfile.HistBuckets]atomic.Uint64
-	ckptSyncs  atomic.Uint64          // fsyncs of the checkpoint file and the store directory
-	flush      *datafile.FlushLatency // emulated flush latency; nil: none
-	closed     atomic.Bool
-
-	// afterCommit, if set (by tests), runs under the model lock after each
-	// transaction commits.
-	afterCommit func(tid uint32, op *meta.Op)
+	ckptSyncs  atomic.Uint64 // fsyncs of the checkpoint file and the store directory
+	closed     atomic.Bool   // set under mu (unmount) or by Abandon
 }
 
 // Recovery reports what mounting found in the log.

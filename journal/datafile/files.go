@@ -19,7 +19,8 @@ import (
 
 // Engine is what the data path needs of the filesystem engine (package
 // journal): the model's view of an inode, the commit of a transaction, and
-// the log. The data path calls it without holding the engine's locks.
+// the log. The data path calls it holding an inode's lock (which comes
+// before the engine's locks), never one of the engine's.
 type Engine interface {
 	// Inode returns what the model holds of ino now; false if no such
 	// inode exists.
@@ -98,25 +99,29 @@ type Config struct {
 // Files is a mount's data path: the data files and the per-inode state
 // that orders their I/O with the log.
 type Files struct {
-	e   Engine
+	e   Engine // set by New, never changed
 	cfg Config
 
+	// Counters, read without a lock.
 	Syncs   SyncCounts
 	Routes  RouteCounts   // opens of a passthrough mount by route (route.go)
 	Learned atomic.Uint64 // setattrs committed for what the kernel did to data files
+	ptLive  atomic.Int32  // len(ptStale), read without statesMu
+	closed  atomic.Bool   // CloseAll ran: no data file opens again
 
+	// statesMu guards the in-core inodes' table (not the inodes: each
+	// has its own lock, taken before statesMu, never under it):
 	statesMu lockorder.Mutex[lockorder.Leaf]
 	states   map[meta.Ino]*Inode
-	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go), under statesMu
-	ptLive   atomic.Int32        // len(ptStale), read without the lock
+	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go)
 
+	// dirtyMu guards the data files a checkpoint must sync:
 	dirtyMu lockorder.Mutex[lockorder.Leaf]
 	dirty   map[meta.Ino]bool // data files written since the last checkpoint
 
+	// freedMu guards the data files to delete:
 	freedMu lockorder.Mutex[lockorder.Leaf]
 	freed   []freedInode // data files to delete once the free is durable
-
-	closed atomic.Bool // CloseAll ran: no data file opens again
 }
 
 type freedInode struct {
@@ -139,21 +144,34 @@ func New(e Engine, cfg Config) *Files {
 // metadata: who uses it and the data file. (What a fsync of it must force
 // is the engine's: package journal keeps it under its model lock.)
 type Inode struct {
-	mu    lockorder.Mutex[lockorder.Inode] // orders data-file I/O with the transactions describing it
-	Opens atomic.Int32                     // open file handles
-	Holds atomic.Int32                     // references the caller (the kernel, via fusefs) keeps
+	// Read and written without mu (atomics).
+	Opens     atomic.Int32 // open file handles
+	Holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
+	ptOpens   atomic.Int32 // passthrough opens, of the opens (passthrough.go)
+	ptWriters atomic.Int32 // of which the kernel writes through
+	// The newest OpSizeFollows that set the inode's mark: an open for
+	// writing in passthrough forces it before the kernel may write.
+	markLSN atomic.Uint64
+	// dataErr: a data sync failed, so what it was to write may be lost,
+	// and fsync says so from then on (lost, lose). Atomic, not under mu:
+	// a checkpoint's sync sets it under the engine's checkpoint lock,
+	// where an inode's lock may not be taken (a shrink holds its inode's
+	// lock, then the checkpoint lock).
+	dataErr atomic.Pointer[error]
 
+	// mu orders data-file I/O with the transactions describing it: held
+	// across the engine's calls (a write's commit, a shrink's force and
+	// cut). It guards the rest, the data file descriptors too, but for
+	// Forget, which closes those of an inode being freed (under the
+	// engine's model lock, which ranks after mu): one nobody has open or
+	// holds, or any unlinked one at unmount.
+	mu        lockorder.Mutex[lockorder.Inode]
 	file      store.StoreFile
 	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool            // the filesystem under the store refused O_DIRECT
 	newFile   bool            // data file created since the data directory was last synced
 	dataDirty bool            // data file written since the last fdatasync
-	// dataErr: a data sync failed, so what it was to write may be lost,
-	// and fsync says so from then on (lost, lose). Atomic, not under mu:
-	// a checkpoint's sync sets it under ckptMu, where an inode's lock
-	// may not be taken (a shrink holds its inode's lock, then ckptMu).
-	dataErr atomic.Pointer[error]
-	cutOwed bool // a shrink is durable but cutting the data file failed: cut before it grows again
+	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
 	// dataMissing: the data file lacked bytes that were durable when the
 	// store was mounted (missing.go); reads and changes fail with EIO
 	// until a truncate to 0.
@@ -168,20 +186,15 @@ type Inode struct {
 
 	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
 	hist      history    // recent writes and fsyncs, for the route of the next open (route.go)
-	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go), under mu
+	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go)
 
-	// Passthrough (passthrough.go): opens through which the kernel writes
-	// the data file itself, whether it may have changed it since the
-	// journal last learned it, and its mtime then.
-	ptOpens     atomic.Int32 // passthrough opens, of the opens
-	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
-	ptWriters   atomic.Int32
+	// Passthrough (passthrough.go): the opens through the daemon, whether
+	// the kernel may have changed the data file since the journal last
+	// learned it, and its mtime then.
+	daemonOpens int32 // opens through the daemon of a passthrough mount
 	ptStale     bool
 	ptMtime     int64
 	syncWarned  bool // said that a synchronous open joined passthrough ones
-	// The newest OpSizeFollows that set the inode's mark: an open for
-	// writing in passthrough forces it before the kernel may write.
-	markLSN atomic.Uint64
 }
 
 // lost is the error of a failed data sync of the inode's data file, nil if
