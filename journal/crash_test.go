@@ -277,16 +277,20 @@ func (w *crashWorld) mount(dev *testfs.CrashDevice) {
 // take captures a crash state. Holding the checkpoint lock keeps the
 // checkpoint file and the log image from one moment. Durable is read before
 // the image, so it never claims more than the image holds.
+//
+// What was committed and acknowledged is read first: the model lock comes
+// before the checkpoint lock (journal/doc.go, Locking), and only this
+// goroutine (step) commits.
 func (w *crashWorld) take() snapshot {
+	w.fs.mu.RLock()
+	committed, acked := w.lastTID, w.acked
+	w.fs.mu.RUnlock()
 	w.fs.ckptMu.Lock()
 	defer w.fs.ckptMu.Unlock()
 	ck, err := os.ReadFile(filepath.Join(w.dir, store.CheckpointName))
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.fs.mu.RLock()
-	committed, acked := w.lastTID, w.acked
-	w.fs.mu.RUnlock()
 	durable := w.fs.x.DurableLSN()
 	// The data files as the crash of the process alone leaves them (the
 	// host's page cache keeps every write): only their sizes, what

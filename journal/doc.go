@@ -280,4 +280,66 @@
 // their data files are left as they are, so the next mount without the flag
 // refuses again. A NoRecovery mount is refused alike, since it would show
 // the missing bytes as zeros.
+//
+// # Locking
+//
+// The journal's mutexes, first taken first (journal/internal/lockorder
+// ranks them so; a build with -tags lockorder, make test-lockorder, panics
+// on an acquire out of this order):
+//
+//  1. datafile.Inode.mu, one per in-core inode: orders the data file's I/O
+//     with the transactions describing it, so it is held across the
+//     engine's calls (a write's commit, a read's look at the size, a
+//     shrink's force and cut). It guards the inode's data file
+//     descriptors and data-path state (datafile.Inode says which fields).
+//  2. FS.mu, the model lock (an RWMutex): the model, the unlinked inodes,
+//     the XFS item tracker and what fsync forces per inode (FS.forces: the
+//     LSNs are the engine's, not the data path's). Every commit holds it
+//     for writing across the log's Commit, which may wait for an iclog or
+//     for log space; lookups hold it for reading.
+//  3. FS.runMu: one runCheckpoint or reap at a time.
+//  4. FS.ckptMu: one checkpoint at a time, and none while a shrink forces
+//     and cuts (datafile.Engine.BetweenCheckpoints); it guards ckptSeq.
+//  5. Leaves, under which no other of these is taken: FS.shadowMu (the
+//     shadow model and its boundary), datafile.Files.statesMu (the table
+//     of in-core inodes, not the inodes), dirtyMu (the data files a
+//     checkpoint syncs), freedMu (the data files to delete), and
+//     xlog.Log.mu (the log's state; its conds wait on it).
+//
+// No goroutine holds two locks of one rank (two inodes' locks, say), or
+// read-locks FS.mu twice (a writer waiting between the two would deadlock
+// it). Beside the mutexes, two waits take part in the order: a commit
+// waiting for log space holds FS.mu, and may hold an inode's lock, until
+// a checkpoint moves the tail; so the checkpointer takes neither (it syncs
+// data files through descriptors of its own and records a sync's failure
+// atomically, datafile.Inode's dataErr), and unmount, which holds FS.mu
+// while it stops the checkpointer and takes the final checkpoint, closes
+// the data files (each under its inode's lock) only once it has let FS.mu
+// go. And the log calls out under Log.mu only to Commit's regions and to
+// the checkpoint request, which does not block; it tells of durable
+// records (the shadow's onDurable, the reaper's afterDurable) and of its
+// failure outside it. The test doubles' mutexes (journal/internal/testfs:
+// CrashFS, FaultFS, CrashDevice) guard their own state inside a store or
+// device call, taking nothing: below every rank, unranked.
+//
+// The goroutines and what they take:
+//
+//   - Requests (package fusefs's, or any caller's): a data operation its
+//     inode's lock, then FS.mu, then the log's (commits, forces); a shrink
+//     also ckptMu between FS.mu and the log's (after its commit let FS.mu
+//     go); a namespace or attribute operation FS.mu, then the log's and
+//     the data path's tables.
+//   - The checkpointer (checkpointer): runMu, ckptMu, then leaves (the
+//     log's lock for its sync and tail, shadowMu, the data path's tables);
+//     its reaps runMu, then leaves (the log's, freedMu).
+//   - The log writer (xlog), and a forcing caller that runs a round of log
+//     I/O itself: Log.mu; outside it, shadowMu (onDurable) and freedMu
+//     (afterDurable).
+//   - The periodic log force (xlog.Forcer): what the kernel wrote through
+//     passthrough learned (each inode's lock, then FS.mu, then the
+//     log's), then a force.
+//   - Unmount (Close): FS.mu, under which it frees unlinked inodes
+//     (statesMu, freedMu, the log's), waits for the checkpointer to stop
+//     and takes the final checkpoint (ckptMu, then leaves); then each
+//     inode's lock to close its data files. Abandon takes no FS.mu.
 package journal

@@ -169,6 +169,7 @@ func (fs *FS) commitRemoval(op *meta.Op, ino meta.Ino) error {
 func (fs *FS) forget(ino meta.Ino, lsn logbuf.LSN) {
 	fs.files.Forget(ino, lsn)
 	delete(fs.unlinked, ino) // the caller holds fs.mu
+	delete(fs.forces, ino)
 	switch {
 	case lsn <= fs.x.DurableLSN():
 		fs.wantReap() // durable already: afterDurable came before Forget listed it
@@ -408,9 +409,9 @@ func (fs *FS) Fsync(ino meta.Ino, datasync bool) error {
 		}
 	}
 	fs.mu.RLock()
-	lsn := st.LSN
+	lsn := fs.forces[ino].lsn
 	if datasync {
-		lsn = st.DataLSN
+		lsn = fs.forces[ino].data
 	}
 	fs.mu.RUnlock()
 	// In meta mode the data file's sync and the log force are both owed

@@ -4,9 +4,10 @@
 // describing it.
 //
 // It does not know the log. What it needs of the filesystem engine
-// (package journal) is the Engine interface: an inode's size and times as
-// the model has them, the commit of a transaction, a log force, the log's
-// tail, and the checkpoint lock a shrink holds from its force to its cut.
+// (package journal) is the Engine interface, given to New: an inode's size
+// and times as the model has them, the commit of a transaction, a log
+// force, the log's tail, the count of checkpoints, and a way to run a
+// shrink's force and cut with no checkpoint running (BetweenCheckpoints).
 // The engine calls it for every read, write, truncate and fallocate of a
 // regular file, for the data part of fsync, at checkpoints (SyncDirty,
 // Reap) and at mount (With, Reconcile).
@@ -40,4 +41,29 @@
 // (passthrough.go), NoRecovery's overlay of replayed bytes on reads
 // (overlay.go), files whose data is missing (missing.go), and the emulated
 // flush latency of a measuring mount (flush.go).
+//
+// # Locking
+//
+// Its mutexes take their place in package journal's lock order (its
+// documentation, Locking; journal/internal/lockorder ranks them):
+//
+//   - Inode.mu, each in-core inode's, comes first of all: it is held
+//     across the engine's calls (Commit and Inode take the engine's model
+//     lock, Force the log's, BetweenCheckpoints its checkpoint lock), so
+//     that the data file's I/O and the log's records come in one order. It
+//     guards the inode's fields but the atomics (Inode says which). No
+//     goroutine holds two inodes' locks.
+//   - Files.statesMu (the table of in-core inodes and the passthrough ones
+//     to learn), dirtyMu (the data files the next checkpoint syncs) and
+//     freedMu (the data files to delete once their frees are durable) are
+//     leaves: taken under an inode's lock or the engine's, nothing under
+//     them. So what walks the table (LearnAll, CloseAll) copies it first,
+//     then takes each inode's lock.
+//
+// What runs under the engine's checkpoint lock (SyncDirty, Reap) takes no
+// inode's lock: a shrink holds its inode's lock while it waits for the
+// checkpoint lock. A failed sync's error (Inode's dataErr, which fsync
+// reports from then on) is therefore atomic. Whoever calls CloseAll holds
+// none of the engine's locks: an operation holding its inode's lock may be
+// waiting for them.
 package datafile

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -19,7 +19,8 @@ import (
 
 // Engine is what the data path needs of the filesystem engine (package
 // journal): the model's view of an inode, the commit of a transaction, and
-// the log. The data path calls it without holding the engine's locks.
+// the log. The data path calls it holding an inode's lock (which comes
+// before the engine's locks), never one of the engine's.
 type Engine interface {
 	// Inode returns what the model holds of ino now; false if no such
 	// inode exists.
@@ -35,11 +36,14 @@ type Engine interface {
 	// Refused is the error a change gets before it touches anything
 	// (EROFS on a read-only mount, the failure of a stopped journal).
 	Refused() error
-	// Checkpoints counts the checkpoints taken, and CheckpointLock is
-	// held by each while it runs: a shrink holds it from its force to
-	// its cut (Truncate).
+	// Checkpoints counts the checkpoints taken.
 	Checkpoints() uint64
-	CheckpointLock() sync.Locker
+	// BetweenCheckpoints runs fn while no checkpoint runs: none that
+	// started before it is still going, and none starts until fn
+	// returns. A shrink forces its transaction and cuts the data file
+	// inside it (shrink). fn must not commit: a commit may wait for
+	// log space, which only a checkpoint frees.
+	BetweenCheckpoints(fn func() error) error
 }
 
 // Attrs is what the data path needs of an inode's metadata.
@@ -95,22 +99,28 @@ type Config struct {
 // Files is a mount's data path: the data files and the per-inode state
 // that orders their I/O with the log.
 type Files struct {
-	e   Engine
+	e   Engine // set by New, never changed
 	cfg Config
 
+	// Counters, read without a lock.
 	Syncs   SyncCounts
 	Routes  RouteCounts   // opens of a passthrough mount by route (route.go)
 	Learned atomic.Uint64 // setattrs committed for what the kernel did to data files
+	ptLive  atomic.Int32  // len(ptStale), read without statesMu
+	closed  atomic.Bool   // CloseAll ran: no data file opens again
 
-	statesMu sync.Mutex
+	// statesMu guards the in-core inodes' table (not the inodes: each
+	// has its own lock, taken before statesMu, never under it):
+	statesMu lockorder.Mutex[lockorder.Leaf]
 	states   map[meta.Ino]*Inode
-	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go), under statesMu
-	ptLive   atomic.Int32        // len(ptStale), read without the lock
+	ptStale  map[meta.Ino]*Inode // data files the kernel may have changed unlearned (passthrough.go)
 
-	dirtyMu sync.Mutex
+	// dirtyMu guards the data files a checkpoint must sync:
+	dirtyMu lockorder.Mutex[lockorder.Leaf]
 	dirty   map[meta.Ino]bool // data files written since the last checkpoint
 
-	freedMu sync.Mutex
+	// freedMu guards the data files to delete:
+	freedMu lockorder.Mutex[lockorder.Leaf]
 	freed   []freedInode // data files to delete once the free is durable
 }
 
@@ -120,36 +130,47 @@ type freedInode struct {
 }
 
 // New returns the data path of cfg.Dir, a directory that exists (mount
-// makes it if it is missing). The engine may be set later (SetEngine),
-// before the first operation: recovery uses only the data files.
-func New(cfg Config) *Files {
+// makes it if it is missing), over e, the engine whose transactions
+// describe it. e may be nil for a data path that recovery alone uses
+// (With, Reconcile, MarkMissing: the data files, none of the engine).
+func New(e Engine, cfg Config) *Files {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Files{cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}
+	return &Files{e: e, cfg: cfg, states: map[meta.Ino]*Inode{}, ptStale: map[meta.Ino]*Inode{}, dirty: map[meta.Ino]bool{}}
 }
 
-// SetEngine connects the data path to the engine whose transactions
-// describe it.
-func (f *Files) SetEngine(e Engine) { f.e = e }
-
 // Inode is the in-core inode: what the filesystem keeps per inode besides
-// metadata: who uses it, the data file, and the LSNs a fsync must force.
+// metadata: who uses it and the data file. (What a fsync of it must force
+// is the engine's: package journal keeps it under its model lock.)
 type Inode struct {
-	mu    sync.Mutex   // orders data-file I/O with the transactions describing it
-	Opens atomic.Int32 // open file handles
-	Holds atomic.Int32 // references the caller (the kernel, via fusefs) keeps
-	// LSN is the newest transaction touching the inode, DataLSN the
-	// newest one fdatasync needs (size, new inode, logged data, a
-	// data-journal punch): the engine's, under its model lock.
-	LSN, DataLSN logbuf.LSN
+	// Read and written without mu (atomics).
+	Opens     atomic.Int32 // open file handles
+	Holds     atomic.Int32 // references the caller (the kernel, via fusefs) keeps
+	ptOpens   atomic.Int32 // passthrough opens, of the opens (passthrough.go)
+	ptWriters atomic.Int32 // of which the kernel writes through
+	// The newest OpSizeFollows that set the inode's mark: an open for
+	// writing in passthrough forces it before the kernel may write.
+	markLSN atomic.Uint64
+	// dataErr: a data sync failed, so what it was to write may be lost,
+	// and fsync says so from then on (lost, lose). Atomic, not under mu:
+	// a checkpoint's sync sets it under the engine's checkpoint lock,
+	// where an inode's lock may not be taken (a shrink holds its inode's
+	// lock, then the checkpoint lock).
+	dataErr atomic.Pointer[error]
 
+	// mu orders data-file I/O with the transactions describing it: held
+	// across the engine's calls (a write's commit, a shrink's force and
+	// cut). It guards the rest, the data file descriptors too, but for
+	// Forget, which closes those of an inode being freed (under the
+	// engine's model lock, which ranks after mu): one nobody has open or
+	// holds, or any unlinked one at unmount.
+	mu        lockorder.Mutex[lockorder.Inode]
 	file      store.StoreFile
 	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool            // the filesystem under the store refused O_DIRECT
 	newFile   bool            // data file created since the data directory was last synced
 	dataDirty bool            // data file written since the last fdatasync
-	dataErr   error           // a data sync failed: what it was to write may be lost, and fsync says so from then on
 	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
 	// dataMissing: the data file lacked bytes that were durable when the
 	// store was mounted (missing.go); reads and changes fail with EIO
@@ -165,21 +186,28 @@ type Inode struct {
 
 	loggedLSN logbuf.LSN // newest immediate write logged with its bytes (immediate.go)
 	hist      history    // recent writes and fsyncs, for the route of the next open (route.go)
-	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go), under mu
+	kind      openKind   // the kind of the opens in the kernel's life of the inode (route.go)
 
-	// Passthrough (passthrough.go): opens through which the kernel writes
-	// the data file itself, whether it may have changed it since the
-	// journal last learned it, and its mtime then.
-	ptOpens     atomic.Int32 // passthrough opens, of the opens
-	daemonOpens int32        // opens through the daemon of a passthrough mount, under mu
-	ptWriters   atomic.Int32
+	// Passthrough (passthrough.go): the opens through the daemon, whether
+	// the kernel may have changed the data file since the journal last
+	// learned it, and its mtime then.
+	daemonOpens int32 // opens through the daemon of a passthrough mount
 	ptStale     bool
 	ptMtime     int64
 	syncWarned  bool // said that a synchronous open joined passthrough ones
-	// The newest OpSizeFollows that set the inode's mark: an open for
-	// writing in passthrough forces it before the kernel may write.
-	markLSN atomic.Uint64
 }
+
+// lost is the error of a failed data sync of the inode's data file, nil if
+// none failed.
+func (st *Inode) lost() error {
+	if p := st.dataErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// lose records that a data sync failed with err.
+func (st *Inode) lose(err error) { st.dataErr.Store(&err) }
 
 // MarkLSN is the LSN of the newest record that set the inode's mark.
 func (in *Inode) MarkLSN() logbuf.LSN { return logbuf.LSN(in.markLSN.Load()) }
@@ -239,12 +267,20 @@ func (f *Files) Forget(ino meta.Ino, lsn logbuf.LSN) {
 	f.freedMu.Unlock()
 }
 
-// CloseAll closes every data file descriptor (unmount, crash).
+// CloseAll closes every data file descriptor (unmount, crash), each
+// under its inode's lock, which guards it: an operation still running
+// finishes with its descriptor first. From then on no data file opens
+// (os.ErrClosed). The caller holds none of the engine's locks: an
+// operation holding its inode's lock may be waiting for them.
 func (f *Files) CloseAll() {
+	f.closed.Store(true)
 	f.statesMu.Lock()
-	defer f.statesMu.Unlock()
-	for _, st := range f.states {
+	states := slices.Collect(maps.Values(f.states))
+	f.statesMu.Unlock()
+	for _, st := range states { // an inode's lock comes before statesMu
+		st.mu.Lock()
 		st.closeFiles()
+		st.mu.Unlock()
 	}
 }
 
@@ -318,6 +354,9 @@ func (f *Files) fileToChange(ino meta.Ino, st *Inode) (store.StoreFile, error) {
 func (f *Files) openFile(ino meta.Ino, st *Inode, create bool) (store.StoreFile, error) {
 	if st.file != nil {
 		return st.file, nil
+	}
+	if f.closed.Load() {
+		return nil, fmt.Errorf("data file %s: %w (the journal is unmounted)", f.Path(ino), os.ErrClosed)
 	}
 	flag := os.O_RDWR
 	if f.cfg.ReadOnly {
@@ -400,9 +439,7 @@ func (f *Files) SyncDirty() error {
 		if err != nil {
 			redirty(inos[i:])
 			if st := f.Existing(ino); st != nil {
-				st.mu.Lock()
-				st.dataErr = err
-				st.mu.Unlock()
+				st.lose(err)
 			}
 			return &SyncError{Ino: ino, Err: err}
 		}

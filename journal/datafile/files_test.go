@@ -67,10 +67,14 @@ func (e *fakeEngine) Force(lsn logbuf.LSN) error {
 	return nil
 }
 
-func (e *fakeEngine) TailLSN() logbuf.LSN         { return e.tail }
-func (e *fakeEngine) Refused() error              { return e.refused }
-func (e *fakeEngine) Checkpoints() uint64         { return e.ckpts }
-func (e *fakeEngine) CheckpointLock() sync.Locker { return &e.ckptMu }
+func (e *fakeEngine) TailLSN() logbuf.LSN { return e.tail }
+func (e *fakeEngine) Refused() error      { return e.refused }
+func (e *fakeEngine) Checkpoints() uint64 { return e.ckpts }
+func (e *fakeEngine) BetweenCheckpoints(fn func() error) error {
+	e.ckptMu.Lock()
+	defer e.ckptMu.Unlock()
+	return fn()
+}
 
 // setup returns a data path over a fresh data directory on st (nil: the
 // real filesystem), with a model holding one empty regular file.
@@ -86,9 +90,8 @@ func setup(t *testing.T, st store.StoreFS, cfg Config) (*Files, *fakeEngine, met
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := New(cfg)
 	e := &fakeEngine{m: meta.NewModel(store.NowNanos())}
-	f.SetEngine(e)
+	f := New(e, cfg)
 	op := meta.Op{Type: meta.OpCreate, Parent: meta.RootIno, Name: "f", Ino: e.m.NextIno, Mode: meta.ModeReg | 0o644, Ctime: store.NowNanos()}
 	if _, err := e.Commit(&op); err != nil {
 		t.Fatal(err)

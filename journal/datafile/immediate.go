@@ -45,7 +45,7 @@ func (f *Files) syncBeforeSuperseding(st *Inode, file store.StoreFile) error {
 		return nil
 	}
 	if err := f.fdatasync(file); err != nil {
-		st.dataErr = err
+		st.lose(err)
 		return err
 	}
 	if st.newFile {

@@ -248,7 +248,8 @@ func (f *Files) Truncate(ino meta.Ino, size int64, commit func() (logbuf.LSN, er
 // happened, even if the cut fails: reads stop at the size, and the cut is
 // owed to whatever changes the file next (or to the next mount).
 //
-// The checkpoint lock cannot be taken before the commit (a commit may wait
+// The force and the cut run between checkpoints (Engine.BetweenCheckpoints),
+// which cannot begin before the commit (a commit may wait
 // for log space, which only a checkpoint frees), so a checkpoint can still
 // slip in after the commit, if another force makes the shrink durable
 // first. Then its tail is already past the shrink, and the cut is made
@@ -261,10 +262,10 @@ func (f *Files) shrink(ino meta.Ino, st *Inode, file store.StoreFile, size int64
 	remark := false
 	lsn, err := commit()
 	if err == nil {
-		lock := f.e.CheckpointLock()
-		lock.Lock()
-		err = f.e.Force(lsn)
-		if err == nil {
+		err = f.e.BetweenCheckpoints(func() error {
+			if err := f.e.Force(lsn); err != nil {
+				return err
+			}
 			if terr := file.Truncate(size); terr != nil {
 				st.cutOwed = true
 				f.cfg.Logf("cutting the data file of inode %d to %d bytes: %v (tried again before it next changes)", ino, size, terr)
@@ -276,25 +277,26 @@ func (f *Files) shrink(ino meta.Ino, st *Inode, file store.StoreFile, size int64
 				// Recovery keeps a marked inode's longer data
 				// file: until the cut is made, a crash brings the
 				// old end back.
-				err = syscall.EIO // the cut's failure is logged above
+				return syscall.EIO // the cut's failure is logged above
 			case follows:
 				// The kernel writes the data file in passthrough,
 				// and recovery keeps its size if larger
 				// (passthrough.go): the cut is durable before the
 				// shrink is acknowledged, and the mark, which the
 				// shrink cleared, is set again below.
-				err = f.syncLocked(ino, st)
+				err := f.syncLocked(ino, st)
 				remark = err == nil
+				return err
 			case f.e.Checkpoints() != ckpts && !st.cutOwed:
-				err = f.syncLocked(ino, st)
+				return f.syncLocked(ino, st)
 			case !st.cutOwed:
 				// Replay drops logged bytes past the cut
 				// (immediate.go): the cut must be durable before
 				// the file can grow again.
-				err = f.syncBeforeSuperseding(st, file)
+				return f.syncBeforeSuperseding(st, file)
 			}
-		}
-		lock.Unlock()
+			return nil
+		})
 	}
 	if remark {
 		// The logged shrink cleared the inode's mark, so a crash before
@@ -302,8 +304,8 @@ func (f *Files) shrink(ino meta.Ino, st *Inode, file store.StoreFile, size int64
 		// file to it, whatever of the cut the data file kept (recovery
 		// keeps only a marked inode's longer data file). Now that the cut
 		// is durable, the open writers' synchronous appends need the mark
-		// again, durable before the shrink returns. (Committed outside the
-		// checkpoint lock: a commit may wait for log space.)
+		// again, durable before the shrink returns. (Committed after
+		// BetweenCheckpoints returned: a commit may wait for log space.)
 		if err = f.markSizeFollows(ino, st, true); err == nil {
 			err = f.e.Force(st.MarkLSN())
 		}

@@ -40,7 +40,7 @@ func (f *Files) SyncDir() error {
 func (st *Inode) DataState() (dirty bool, lost error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.unsynced(), st.dataErr
+	return st.unsynced(), st.lost()
 }
 
 // unsynced reports whether the data file may hold writes not yet synced:
@@ -62,7 +62,7 @@ func (f *Files) WriteBack(st *Inode) bool {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.file == nil || st.allocDirty || st.newFile || st.dataErr != nil || !st.unsynced() {
+	if st.file == nil || st.allocDirty || st.newFile || st.lost() != nil || !st.unsynced() {
 		return false
 	}
 	s, err := st.file.Stat()
@@ -71,7 +71,7 @@ func (f *Files) WriteBack(st *Inode) bool {
 	}
 	f.Syncs.Writeback.Add(1)
 	if err := st.file.Writeback(); err != nil {
-		st.dataErr = err
+		st.lose(err)
 		return false // fsync then reports it, as a failed fdatasync
 	}
 	st.dataDirty = false
@@ -91,8 +91,8 @@ func (f *Files) Sync(ino meta.Ino, st *Inode) error {
 
 // syncLocked is Sync for a caller holding st.mu.
 func (f *Files) syncLocked(ino meta.Ino, st *Inode) error {
-	if st.dataErr != nil {
-		return st.dataErr
+	if err := st.lost(); err != nil {
+		return err
 	}
 	if !st.unsynced() {
 		return nil
@@ -104,7 +104,7 @@ func (f *Files) syncLocked(ino meta.Ino, st *Inode) error {
 		err = f.With(ino, false, f.fdatasync)
 	}
 	if err != nil {
-		st.dataErr = err
+		st.lose(err)
 		return err
 	}
 	if st.newFile {

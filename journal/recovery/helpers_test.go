@@ -209,7 +209,7 @@ func newMount(t *testing.T, dir string, logData bool, overlay datafile.Overlay) 
 	t.Cleanup(func() { dev.Close() })
 	var warnings []string
 	logf := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
-	files := datafile.New(datafile.Config{
+	files := datafile.New(nil, datafile.Config{
 		Store: st, Dir: filepath.Join(dir, store.DataDirName), LogData: logData, MaxTxn: 1 << 17,
 		ReadOnly: overlay != nil, Overlay: overlay, Logf: logf,
 	})

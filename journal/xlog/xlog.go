@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cksum"
+	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling/labels"
 )
@@ -83,7 +84,14 @@ type Log struct {
 	// inline mode: AppendOp checksums as it copies, under cksumLabels
 	inline bool
 
-	mu    sync.Mutex
+	// mu guards everything below but times (the fields above are set by
+	// New and never change), and the iclogs but those of the round of I/O
+	// in flight, which its goroutine owns while ioBusy. It is a leaf of package journal's lock order: the
+	// commits that take it hold the journal's model lock, and under it
+	// the log takes no other lock and calls out only to regions (Commit's
+	// caller's) and to wantCheckpoint, which does not block; onDurable,
+	// afterDurable and onFail run outside it. cond and wcond wait on it.
+	mu    lockorder.Mutex[lockorder.Leaf]
 	cond  sync.Cond // durable moved, iclog freed, tail moved, failure
 	wcond sync.Cond // wakes the writer
 
@@ -113,7 +121,7 @@ type Log struct {
 	writerDone                       chan struct{}
 
 	stats Stats
-	times ForceTimer // told the checksum time per record and per force
+	times ForceTimer // told the checksum time per record and per force; needs no lock (atomics)
 }
 
 type Stats struct {

@@ -149,7 +149,7 @@ var Mutants = []Mutant{
 	{
 		Name: "checkpoint-before-durable",
 		Bug:  "a checkpoint claims the log up to its head, records not yet durable (nor in its model) included",
-		Edits: []Edit{{"journal/fs.go", "\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n",
+		Edits: []Edit{{"journal/checkpointer.go", "\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n",
 			"\tm, b := fs.shadow.Clone(), fs.bound\n\tfs.shadowMu.Unlock()\n\t_, head, _, _ := fs.x.SnapshotStats()\n\tb = xlog.Boundary{Tail: head, LastTID: fs.x.LastCommitted()}\n"}},
 		Checks: []Check{powerLoss, crashTest},
 	},
@@ -170,7 +170,7 @@ var Mutants = []Mutant{
 	{
 		Name:   "cut-before-log",
 		Bug:    "a shrinking truncate cuts the data file before its log record is durable",
-		Edits:  []Edit{{"journal/datafile/io.go", "\t\terr = f.e.Force(lsn)\n", "\t\t_ = lsn\n"}},
+		Edits:  []Edit{{"journal/datafile/io.go", "\t\t\tif err := f.e.Force(lsn); err != nil {\n", "\t\t\tif _ = lsn; false {\n"}},
 		Checks: []Check{powerLoss},
 	},
 	{
@@ -182,13 +182,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "fdatasync-skips-size",
 		Bug:    "fdatasync does not force the log for a write that changed the file's size",
-		Edits:  []Edit{{"journal/fs.go", "if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil", "if op.Type == meta.OpCreate || in != nil && oldSize < -1 || op.Data != nil"}},
+		Edits:  []Edit{{"journal/commit.go", "if op.Type == meta.OpCreate || in != nil && in.Size != oldSize || op.Data != nil", "if op.Type == meta.OpCreate || in != nil && oldSize < -1 || op.Data != nil"}},
 		Checks: []Check{powerLoss},
 	},
 	{
 		Name: "model-before-log",
 		Bug:  "an operation changes the model before the log takes it: a failed commit still changes the namespace",
-		Edits: []Edit{{"journal/fs.go",
+		Edits: []Edit{{"journal/commit.go",
 			"\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\tif fs.items != nil {\n\t\t\tfs.items.Reset()\n\t\t}\n\t\treturn 0, err\n\t}\n\tif err := fs.model.Apply(op); err != nil {",
 			"\tapplied := fs.model.Apply(op)\n\tlsn, err := fs.x.Commit(fs.regions(op, region), &kept)\n\tif err != nil {\n\t\treturn 0, err\n\t}\n\tif err := applied; err != nil {"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFaultMatrix", "TestFullDisk"}}},
@@ -325,8 +325,8 @@ var Mutants = []Mutant{
 		Name: "fsync-forces-stale-lsn",
 		Bug:  "fsync forces the log up to the LSN it had before learning what the kernel wrote through passthrough: the learned size is not durable",
 		Edits: []Edit{
-			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := st.DataLSN\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
-			{"journal/fsops.go", "\t\tlsn = st.DataLSN\n", "\t\tlsn = early\n"},
+			{"journal/fsops.go", "\tst := fs.files.State(ino)\n\tif in.IsRegular() {\n", "\tst := fs.files.State(ino)\n\tfs.mu.RLock()\n\tearly := fs.forces[ino].data\n\tfs.mu.RUnlock()\n\tif in.IsRegular() {\n"},
+			{"journal/fsops.go", "\t\tlsn = fs.forces[ino].data\n", "\t\tlsn = early\n"},
 		},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPassthroughLearnsSizeAndTimes"}}},
 	},
@@ -397,13 +397,13 @@ var Mutants = []Mutant{
 	{
 		Name:   "reap-before-durable",
 		Bug:    "a freed inode's data file is deleted once its free is in the log, before it is durable: a crash that undoes the free leaves the file without its bytes",
-		Edits:  []Edit{{"journal/fs.go", "\t_, _, _, durable := fs.x.SnapshotStats()\n\treturn fs.files.Reap(durable)\n", "\t_, head, _, _ := fs.x.SnapshotStats()\n\treturn fs.files.Reap(head.LSN())\n"}},
+		Edits:  []Edit{{"journal/checkpointer.go", "\t_, _, _, durable := fs.x.SnapshotStats()\n\treturn fs.files.Reap(durable)\n", "\t_, head, _, _ := fs.x.SnapshotStats()\n\treturn fs.files.Reap(head.LSN())\n"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestFreedSpaceCrashAnywhere"}}},
 	},
 	{
 		Name:   "go-on-reuses-tid",
 		Bug:    "a mount that goes on from the old checkpoint (no room for a fresh one) reuses the id of a transaction recovery dropped as incomplete: the next recovery finds it started twice",
-		Edits:  []Edit{{"journal/fs.go", "return rec.Tail, rec.SeenTID, nil", "return rec.Tail, rec.LastTID, nil"}},
+		Edits:  []Edit{{"journal/mount.go", "return rec.Tail, rec.SeenTID, nil", "return rec.Tail, rec.LastTID, nil"}},
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestGoOnFromCheckpointAfterIncompleteTransaction"}}},
 	},
 	{
