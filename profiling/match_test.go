@@ -75,13 +75,13 @@ func TestChecksumPackagesIsACopy(t *testing.T) {
 
 func TestIsTimingFunc(t *testing.T) {
 	for name, want := range map[string]bool{
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTime":       true,
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTime.func1": true,
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTimeX":      false,
+		"github.com/xlogfs/xlogfs/cksum.ticks":               true,
+		"github.com/xlogfs/xlogfs/cksum.(*tally).stop":       true,
+		"github.com/xlogfs/xlogfs/cksum.ticksX":              false,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":    true,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Seal":      true,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Copy":      true,
-		"github.com/xlogfs/xlogfs/cksum.timing.stop":         true,
+		"github.com/xlogfs/xlogfs/cksum.(*tally).timedDelta": true,
 		"github.com/xlogfs/xlogfs/cksum.Sum":                 false,
 		"github.com/xlogfs/xlogfs/cksum.(*Payload).Copy":     false,
 		"github.com/xlogfs/xlogfs/cksum.(*Payload).Stamp":    false,
