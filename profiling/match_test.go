@@ -13,7 +13,7 @@ func TestIsChecksumFunc(t *testing.T) {
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":      true,
 		"github.com/xlogfs/xlogfs/cksum.Summer.Stats":          true,
 		"github.com/xlogfs/xlogfs/cksum.init.func1":            true,
-		"github.com/xlogfs/xlogfs/cksum.genericUpdate":         true,
+		"github.com/xlogfs/xlogfs/cksum.crc32cGeneric":         true,
 		"github.com/xlogfs/xlogfs/cksum/crc32c.Slicing8Update": true,
 		"github.com/xlogfs/xlogfs/amd64.updateAVX512":          true,
 		"github.com/xlogfs/xlogfs/ppc64.(*kernel).update":      true,
