@@ -91,3 +91,17 @@ func TestIsTimingFunc(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPlainFunc(t *testing.T) {
+	for name, want := range map[string]bool{
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).CopyPlain":   true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).PackRecord":  true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).PackRecordX": false,
+		"github.com/xlogfs/xlogfs/cksum.SumCovered":            false,
+		"github.com/xlogfs/xlogfs/amd64.crc32cVEX":             false,
+	} {
+		if got := profiling.IsPlainFunc(name); got != want {
+			t.Errorf("IsPlainFunc(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
