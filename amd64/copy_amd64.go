@@ -139,7 +139,7 @@ func copyAVX512(c uint32, dst, src []byte) uint32 {
 		return copyScalar(c, dst, src)
 	case n < f[2]:
 		copy(dst, src)
-		return ^updateAVX512(^c, dst)
+		return ^crc32cAVX512(^c, dst)
 	case n < f[3]:
 		return copyViaXMM(c, dst, src)
 	case n < f[4]:
@@ -157,7 +157,7 @@ func copyVEX(c uint32, dst, src []byte) uint32 {
 		return copyScalar(c, dst, src)
 	case n < f[2]:
 		copy(dst, src)
-		return ^updateVEX(^c, dst)
+		return ^crc32cVEX(^c, dst)
 	case n < f[3]:
 		return copyViaVEX(c, dst, src)
 	}
@@ -171,36 +171,36 @@ func copyCLMUL(c uint32, dst, src []byte) uint32 {
 		return copyScalar(c, dst, src)
 	case n < f[2]:
 		copy(dst, src)
-		return ^updateCLMUL(^c, dst)
+		return ^crc32cCLMUL(^c, dst)
 	case n < f[3]:
 		return copyViaXMM(c, dst, src)
 	}
 	return copyViaFusedXMM(c, dst, src)
 }
 
-func copyUpdateAVX512(dst, src []byte, crc uint32) uint32 {
+func crc32cCopyAVX512(dst, src []byte, crc uint32) uint32 {
 	dst, src, over := copyUpdate(dst, src)
 	if over {
 		copy(dst, src)
-		return updateAVX512(crc, dst)
+		return crc32cAVX512(crc, dst)
 	}
 	return ^copyAVX512(^crc, dst, src)
 }
 
-func copyUpdateVEX(dst, src []byte, crc uint32) uint32 {
+func crc32cCopyVEX(dst, src []byte, crc uint32) uint32 {
 	dst, src, over := copyUpdate(dst, src)
 	if over {
 		copy(dst, src)
-		return updateVEX(crc, dst)
+		return crc32cVEX(crc, dst)
 	}
 	return ^copyVEX(^crc, dst, src)
 }
 
-func copyUpdateCLMUL(dst, src []byte, crc uint32) uint32 {
+func crc32cCopyCLMUL(dst, src []byte, crc uint32) uint32 {
 	dst, src, over := copyUpdate(dst, src)
 	if over {
 		copy(dst, src)
-		return updateCLMUL(crc, dst)
+		return crc32cCLMUL(crc, dst)
 	}
 	return ^copyCLMUL(^crc, dst, src)
 }

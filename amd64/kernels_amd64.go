@@ -107,8 +107,8 @@ var (
 	clmulFrom, clmulCopyFrom [4]int
 )
 
-// updateAVX512 is the avx512 kernel.
-func updateAVX512(crc uint32, p []byte) uint32 {
+// crc32cAVX512 is the avx512 kernel.
+func crc32cAVX512(crc uint32, p []byte) uint32 {
 	c, n, f := ^crc, len(p), &avx512From
 	switch {
 	case n < f[1]:
@@ -129,8 +129,8 @@ func updateAVX512(crc uint32, p []byte) uint32 {
 	return ^c
 }
 
-// updateVEX is the avx2-vpclmul kernel.
-func updateVEX(crc uint32, p []byte) uint32 {
+// crc32cVEX is the avx2-vpclmul kernel.
+func crc32cVEX(crc uint32, p []byte) uint32 {
 	c, n, f := ^crc, len(p), &vexFrom
 	switch {
 	case n < f[1]:
@@ -145,8 +145,8 @@ func updateVEX(crc uint32, p []byte) uint32 {
 	return ^c
 }
 
-// updateCLMUL is the sse42-clmul kernel.
-func updateCLMUL(crc uint32, p []byte) uint32 {
+// crc32cCLMUL is the sse42-clmul kernel.
+func crc32cCLMUL(crc uint32, p []byte) uint32 {
 	c, n, f := ^crc, len(p), &clmulFrom
 	switch {
 	case n < f[1]:
@@ -161,10 +161,10 @@ func updateCLMUL(crc uint32, p []byte) uint32 {
 	return ^c
 }
 
-// combine is Kernel.Combine for every kernel. For finished CRCs,
+// crc32cCombine is Kernel.Combine for every kernel. For finished CRCs,
 // CRC(A‖B) = CRC(A)·x^(8·len(B)) ⊕ CRC(B) mod P: the inversions of A‖B
 // and of B line up and cancel, so the raw-state shift applies unchanged.
-func combine(crcA, crcB uint32, lenB int) uint32 {
+func crc32cCombine(crcA, crcB uint32, lenB int) uint32 {
 	if lenB < 0 {
 		panic(fmt.Sprintf("amd64: Combine with negative length %d", lenB))
 	}
@@ -208,7 +208,7 @@ var kernelDefs = func() []*kernelDef {
 	return []*kernelDef{
 		{
 			name: "avx512", desc: "VPCLMULQDQ zmm folding fused with 3 or 6 CRC32Q streams",
-			ok: hasAVX512, update: updateAVX512, copyUpdate: copyUpdateAVX512, zmmFrom: zmmFrom,
+			ok: hasAVX512, update: crc32cAVX512, copyUpdate: crc32cCopyAVX512, zmmFrom: zmmFrom,
 			methods: []method{
 				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM},
 				{"fold256", minFoldYMM, foldYMM}, {"fold512", minFoldZMM, foldZMM}, {"fused512", minFusedZMM, updateFusedZMM},
@@ -216,33 +216,33 @@ var kernelDefs = func() []*kernelDef {
 			},
 			from: avx512From[:],
 			copies: []copyMethod{
-				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateAVX512)}, {"fold128", minFoldXMM, copyViaXMM},
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(crc32cAVX512)}, {"fold128", minFoldXMM, copyViaXMM},
 				{"fold256", minFoldYMM, copyViaYMM}, {"fold512", minCopyZMM, copyViaZMM}, {"fused512", minCopyFusedZMM, copyViaFusedZMM},
 			},
 			copyFrom: avx512CopyFrom[:],
 		},
 		{
 			name: "avx2-vpclmul", desc: "VPCLMULQDQ ymm folding (AVX2, no AVX-512) fused with 3 CRC32Q streams",
-			ok: hasVEX, update: updateVEX, copyUpdate: copyUpdateVEX,
+			ok: hasVEX, update: crc32cVEX, copyUpdate: crc32cCopyVEX,
 			methods: []method{
 				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold256", minFoldYMM, foldVEX}, {"fused256", minFusedVEX, updateFusedVEX},
 			},
 			from: vexFrom[:],
 			copies: []copyMethod{
-				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateVEX)}, {"fold256", minFoldYMM, copyViaVEX},
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(crc32cVEX)}, {"fold256", minFoldYMM, copyViaVEX},
 				{"fused256", minCopyFusedVEX, copyViaFusedVEX},
 			},
 			copyFrom: vexCopyFrom[:],
 		},
 		{
 			name: "sse42-clmul", desc: "PCLMULQDQ xmm folding fused with 3 CRC32Q streams",
-			ok: hasCLMUL, update: updateCLMUL, copyUpdate: copyUpdateCLMUL,
+			ok: hasCLMUL, update: crc32cCLMUL, copyUpdate: crc32cCopyCLMUL,
 			methods: []method{
 				{"scalar", 0, scalar}, {"3way", threeMin, threeway}, {"fold128", minFoldXMM, foldXMM}, {"fused128", minFusedXMM, updateFusedXMM},
 			},
 			from: clmulFrom[:],
 			copies: []copyMethod{
-				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(updateCLMUL)}, {"fold128", minFoldXMM, copyViaXMM},
+				{"scalar", 0, copyScalar}, {"copy+update", 0, twoPass(crc32cCLMUL)}, {"fold128", minFoldXMM, copyViaXMM},
 				{"fused128", minCopyFusedXMM, copyViaFusedXMM},
 			},
 			copyFrom: clmulCopyFrom[:],
@@ -268,7 +268,7 @@ func Kernels() []crc32c.Kernel {
 	var ks []crc32c.Kernel
 	for _, k := range kernelDefs {
 		if k.ok {
-			ks = append(ks, crc32c.Kernel{Name: k.name, Desc: k.desc, Update: k.update, Combine: combine, CopyUpdate: k.copyUpdate})
+			ks = append(ks, crc32c.Kernel{Name: k.name, Desc: k.desc, Update: k.update, Combine: crc32cCombine, CopyUpdate: k.copyUpdate})
 		}
 	}
 	return ks

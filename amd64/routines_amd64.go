@@ -29,7 +29,7 @@ func Methods() Routines {
 	}
 	if hasCLMUL {
 		r.ThreeWay = func(crc uint32, p []byte) uint32 { return ^threeway(^crc, p) }
-		r.Combine = combine
+		r.Combine = crc32cCombine
 	}
 	if hasAVX512 {
 		r.FoldZMM = func(crc uint32, p []byte) uint32 {

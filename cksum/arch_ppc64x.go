@@ -15,7 +15,7 @@ func archImpls() []Impl {
 	list := ppc64.Kernels()
 	for i := range list {
 		if list[i].Combine == nil {
-			list[i].Combine = gf2Combine
+			list[i].Combine = crc32cCombineGF2
 		}
 	}
 	return list

@@ -43,7 +43,7 @@ type Impl = crc32c.Kernel
 
 var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 
-func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castagnoliTable, p) }
+func crc32cStdlib(crc uint32, p []byte) uint32 { return crc32.Update(crc, castagnoliTable, p) }
 
 // Implementations this CPU can run. The arch kernels come first, fastest
 // first (archImpls, per architecture), then the three that always exist:
@@ -51,11 +51,11 @@ func stdlibUpdate(crc uint32, p []byte) uint32 { return crc32.Update(crc, castag
 var impls = func() []Impl {
 	list := archImpls()
 	list = append(list,
-		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: stdlibUpdate, Combine: gf2Combine,
-			CopyUpdate: copyThenUpdate(stdlibUpdate)},
+		Impl{Name: "stdlib", Desc: "Go hash/crc32 (Castagnoli)", Update: crc32cStdlib, Combine: crc32cCombineGF2,
+			CopyUpdate: crc32cCopyThenUpdate(crc32cStdlib)},
 		linuxImpl(),
-		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: genericUpdate, Combine: gf2Combine,
-			CopyUpdate: copyThenUpdate(genericUpdate)},
+		Impl{Name: "generic", Desc: "pure Go slicing-by-8", Update: crc32cGeneric, Combine: crc32cCombineGF2,
+			CopyUpdate: crc32cCopyThenUpdate(crc32cGeneric)},
 	)
 	return list
 }()
@@ -86,10 +86,10 @@ func Combine(crcA, crcB uint32, lenB int) uint32 { return best.Combine(crcA, crc
 // CRC of what src held before the call.
 func CopyUpdate(dst, src []byte, crc uint32) uint32 { return best.CopyUpdate(dst, src, crc) }
 
-// copyThenUpdate is CopyUpdate for the implementations without a copying
+// crc32cCopyThenUpdate is CopyUpdate for the implementations without a copying
 // kernel: copy, then checksum the copy (which is what src held, even when
 // the two overlap).
-func copyThenUpdate(update func(uint32, []byte) uint32) func([]byte, []byte, uint32) uint32 {
+func crc32cCopyThenUpdate(update func(uint32, []byte) uint32) func([]byte, []byte, uint32) uint32 {
 	return func(dst, src []byte, crc uint32) uint32 {
 		n := copy(dst, src)
 		return update(crc, dst[:n])

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -282,5 +285,19 @@ func BenchmarkModes256K(b *testing.B) {
 				Sum(m, Best().Update, rec, 8*BlockSize)
 			}
 		})
+	}
+}
+
+// Every implementation's functions are named so that a profile finds them
+// with go tool pprof -focus crc32c: named functions containing "crc32c", or
+// closures inside one, or functions of package cksum/crc32c.
+func TestKernelsNamedCRC32C(t *testing.T) {
+	for _, im := range Impls() {
+		for what, f := range map[string]any{"Update": im.Update, "Combine": im.Combine, "CopyUpdate": im.CopyUpdate} {
+			name := runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
+			if !strings.Contains(name, "crc32c") {
+				t.Errorf("%s's %s is %s: go tool pprof -focus crc32c would not find it", im.Name, what, name)
+			}
+		}
 	}
 }

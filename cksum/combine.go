@@ -108,9 +108,9 @@ func mulmodP(a, b uint32) uint32 {
 	return t[3][s&0xff] ^ t[2][s>>8&0xff] ^ t[1][s>>16&0xff] ^ t[0][s>>24] ^ uint32(v>>32)
 }
 
-// gf2Combine is Combine in portable Go, for the implementations without a
+// crc32cCombineGF2 is Combine in portable Go, for the implementations without a
 // faster way to multiply by x^(8n).
-func gf2Combine(crcA, crcB uint32, lenB int) uint32 {
+func crc32cCombineGF2(crcA, crcB uint32, lenB int) uint32 {
 	checkLen(lenB)
 	return mulmodP(crcA, xpow8n(uint64(lenB))) ^ crcB
 }

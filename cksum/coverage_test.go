@@ -135,7 +135,7 @@ func TestSummerCountsCovered(t *testing.T) {
 	if st := s.Stats(); st.Records != 2 || st.Calls != 2*5 || st.Bytes != uint64(2*wantBytes) {
 		t.Errorf("stats %+v, want 2 records, 10 calls, %d bytes", st, 2*wantBytes)
 	}
-	if len(seen) != 2 || seen[0].Calls != 5 || seen[0].Bytes != wantBytes || seen[1] != (Cost{Calls: 5, Bytes: wantBytes, CPU: seen[1].CPU, Wall: seen[1].Wall}) {
+	if len(seen) != 2 || seen[0].Calls != 5 || seen[0].Bytes != wantBytes || seen[1] != (Cost{Calls: 5, Bytes: wantBytes, CPU: seen[1].CPU, Wall: seen[1].Wall, Timed: seen[1].Timed}) {
 		t.Errorf("observed %+v, want two records of 5 calls over %d bytes", seen, wantBytes)
 	}
 }

@@ -10,6 +10,6 @@ const Castagnoli = crc32c.Castagnoli
 // followed by k zero bytes.
 var slicing8 = crc32c.Slicing8Tables()
 
-// genericUpdate is the portable implementation: slicing-by-8 over the bulk,
+// crc32cGeneric is the portable implementation: slicing-by-8 over the bulk,
 // byte at a time over the tail.
-func genericUpdate(crc uint32, p []byte) uint32 { return crc32c.Slicing8Update(crc, p) }
+func crc32cGeneric(crc uint32, p []byte) uint32 { return crc32c.Slicing8Update(crc, p) }

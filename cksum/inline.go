@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Inline mode: a record's payload is checksummed while it is copied into
@@ -82,18 +83,25 @@ type Payload struct {
 	saving  bool   // r holds words
 
 	// Summer.Copy's work on this payload so far, for its record's Cost
-	copyCalls, copyBytes int
-	copyCPU              time.Duration
+	// and, at seal, the Summer's counters: ops, calls, bytes, and the
+	// CPU time and bytes of the ops timed (the others' is estimated at
+	// seal).
+	copyOps, copyCalls, copyBytes int
+	copyCPU                       time.Duration
+	copyTimedBytes                int
+	// rng picks the ops Copy times (xorshift, kept across Reset and
+	// Restart so that no op position in a record is favoured).
+	rng uint64
 }
 
 // Reset empties p, to be computed with impl.
-func (p *Payload) Reset(impl Impl) { *p = Payload{impl: impl} }
+func (p *Payload) Reset(impl Impl) { *p = Payload{impl: impl, rng: p.rng} }
 
 // Restart empties p, to be computed with impl after a prefix of
 // prefixLen bytes whose CRC-32C is prefixCRC: Sum is then the CRC of the
 // prefix (with the words Save puts in it) followed by the stamped payload.
 func (p *Payload) Restart(impl Impl, prefixCRC uint32, prefixLen int) {
-	*p = Payload{impl: impl, crc: prefixCRC, prefix: prefixLen}
+	*p = Payload{impl: impl, crc: prefixCRC, prefix: prefixLen, rng: p.rng}
 }
 
 // Save records that the 4-byte word at prefix offset off, zero when the
@@ -164,4 +172,18 @@ func (p *Payload) Sum() uint32 {
 	}
 	p.flushSaved()
 	return p.crc ^ p.w
+}
+
+// sample reports whether the next op is one Summer.Copy times: with
+// probability 1/(mask+1), from p's xorshift generator.
+func (p *Payload) sample(mask uint64) bool {
+	x := p.rng
+	if x == 0 {
+		x = uint64(uintptr(unsafe.Pointer(p))) | 1 ^ clock.read()<<1
+	}
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	p.rng = x
+	return x&mask == 0
 }

@@ -119,11 +119,15 @@ func TestSummerInline(t *testing.T) {
 			}
 		}
 		st := s.Stats()
-		want := Stats{Records: 1, Calls: 2, Bytes: uint64(len(hdr) + len(pad)), CopyCalls: 2, CopyBytes: uint64(12 + len(src)), Clock: clocks.name}
+		want := Stats{Records: 1, Calls: 2, Bytes: uint64(len(hdr) + len(pad)), CopyCalls: 2, CopyBytes: uint64(12 + len(src)), Clock: clock.name,
+			Regions: 2, TimedRegions: 2, TimerNanos: clock.timed, UntimedNanos: clock.untimed, UntimedOpNanos: clock.untimedOp}
 		if st.Nanos > st.WallNanos || st.CopyNanos > st.CopyWallNanos || st.OffCPU > 1 || st.CopyOffCPU > 1 {
 			t.Errorf("%s: stats %+v: CPU time above wall time, or more off-CPU counts than measurements", im.Name, st)
 		}
-		st.Nanos, st.WallNanos, st.OffCPU, st.CopyNanos, st.CopyWallNanos, st.CopyOffCPU = 0, 0, 0, 0, 0, 0
+		if st.TimingNanos == 0 {
+			t.Errorf("%s: stats %+v: the counting's own cost is missing", im.Name, st)
+		}
+		st.Nanos, st.WallNanos, st.OffCPU, st.CopyNanos, st.CopyWallNanos, st.CopyOffCPU, st.TimingNanos = 0, 0, 0, 0, 0, 0, 0
 		if st != want {
 			t.Errorf("%s: stats %+v, want %+v", im.Name, st, want)
 		}

@@ -15,7 +15,7 @@ import "unsafe"
 // lib/crc/powerpc/crc32.h, arch/x86/kernel/cpu/intel.c):
 //
 // Everywhere, without the CPU's own instructions: crc32c_base, a table
-// lookup per byte (tableUpdate here).
+// lookup per byte (crc32cTable here).
 //
 // x86-64 (crc32c_arch), with SSE4.2 (CRC32 instructions):
 //   - len < 512 (CRC32C_PCLMUL_BREAKEVEN, "to account for FPU state
@@ -58,9 +58,9 @@ const linuxBreakeven = 512
 // linuxPowerMin is POWER's VECTOR_BREAKPOINT + VMX_ALIGN.
 const linuxPowerMin = 512 + 16
 
-// tableUpdate is Linux's crc32c_base: one table lookup per byte (the
+// crc32cTable is Linux's crc32c_base: one table lookup per byte (the
 // Sarwate method), on the finished CRC.
-func tableUpdate(crc uint32, p []byte) uint32 {
+func crc32cTable(crc uint32, p []byte) uint32 {
 	t := &slicing8[0]
 	crc = ^crc
 	for _, b := range p {
@@ -74,26 +74,26 @@ func tableUpdate(crc uint32, p []byte) uint32 {
 func linuxImpl() Impl {
 	update, combine, desc := linuxUpdate()
 	if combine == nil {
-		combine = gf2Combine
+		combine = crc32cCombineGF2
 	}
-	return Impl{Name: "linux", Desc: desc, Update: update, Combine: combine, CopyUpdate: copyThenUpdate(update)}
+	return Impl{Name: "linux", Desc: desc, Update: update, Combine: combine, CopyUpdate: crc32cCopyThenUpdate(update)}
 }
 
-// linuxPower is the POWER dispatch (lib/crc/powerpc/crc32.h) around
+// crc32cLinuxPower is the POWER dispatch (lib/crc/powerpc/crc32.h) around
 // vpmsum, an Update that runs its vector loop alone on 16-byte aligned
 // whole blocks of 64 bytes or more (the ppc64 kernel's Update does). It
 // builds on every architecture, so its rule is tested everywhere.
-func linuxPower(vpmsum func(uint32, []byte) uint32) func(uint32, []byte) uint32 {
+func crc32cLinuxPower(vpmsum func(uint32, []byte) uint32) func(uint32, []byte) uint32 {
 	return func(crc uint32, p []byte) uint32 {
 		if len(p) < linuxPowerMin {
-			return tableUpdate(crc, p)
+			return crc32cTable(crc, p)
 		}
 		if head := int(-uintptr(unsafe.Pointer(unsafe.SliceData(p))) & 15); head != 0 {
-			crc = tableUpdate(crc, p[:head])
+			crc = crc32cTable(crc, p[:head])
 			p = p[head:]
 		}
 		n := len(p) &^ 15
 		crc = vpmsum(crc, p[:n])
-		return tableUpdate(crc, p[n:])
+		return crc32cTable(crc, p[n:])
 	}
 }

@@ -18,15 +18,15 @@ func linuxFastAVX512(cpu amd64.CPUInfo) bool {
 
 // linuxUpdate is x86's crc32c_arch (see linux.go) on this CPU.
 func linuxUpdate() (update func(uint32, []byte) uint32, combine func(uint32, uint32, int) uint32, desc string) {
-	return linuxX86(amd64.CPU(), amd64.Methods())
+	return crc32cLinuxX86(amd64.CPU(), amd64.Methods())
 }
 
-// linuxX86 builds the dispatch for cpu from the routines r (split out so
+// crc32cLinuxX86 builds the dispatch for cpu from the routines r (split out so
 // tests can build it for other CPUs than this one).
-func linuxX86(cpu amd64.CPUInfo, r amd64.Routines) (func(uint32, []byte) uint32, func(uint32, uint32, int) uint32, string) {
+func crc32cLinuxX86(cpu amd64.CPUInfo, r amd64.Routines) (func(uint32, []byte) uint32, func(uint32, uint32, int) uint32, string) {
 	switch {
 	case r.Scalar == nil:
-		return tableUpdate, nil, "Linux 6.18 x86 crc32c without SSE4.2: crc32c_base, a table lookup per byte"
+		return crc32cTable, nil, "Linux 6.18 x86 crc32c without SSE4.2: crc32c_base, a table lookup per byte"
 	case r.ThreeWay == nil:
 		return r.Scalar, nil, "Linux 6.18 x86 crc32c without PCLMULQDQ: one CRC32Q chain at every length"
 	case linuxFastAVX512(cpu) && r.FoldZMM != nil:

@@ -58,7 +58,7 @@ func TestLinuxX86Rule(t *testing.T) {
 				r.FoldZMM = stand(h)
 			}
 		}
-		update, _, desc := linuxX86(c.cpu, r)
+		update, _, desc := crc32cLinuxX86(c.cpu, r)
 		if !strings.Contains(desc, c.descWords) {
 			t.Errorf("%s: desc %q does not say %q", c.name, desc, c.descWords)
 		}

@@ -10,7 +10,7 @@ import "github.com/xlogfs/xlogfs/ppc64"
 func linuxUpdate() (func(uint32, []byte) uint32, func(uint32, uint32, int) uint32, string) {
 	ks := ppc64.Kernels()
 	if len(ks) == 0 {
-		return tableUpdate, nil, "Linux 6.18 POWER crc32c before POWER8: crc32c_base, a table lookup per byte"
+		return crc32cTable, nil, "Linux 6.18 POWER crc32c before POWER8: crc32c_base, a table lookup per byte"
 	}
-	return linuxPower(ks[0].Update), nil, "Linux 6.18 POWER crc32c: a table lookup per byte below 528 B, vpmsum above"
+	return crc32cLinuxPower(ks[0].Update), nil, "Linux 6.18 POWER crc32c: a table lookup per byte below 528 B, vpmsum above"
 }

@@ -16,7 +16,7 @@ func TestTableUpdate(t *testing.T) {
 	buf := randBytes(r, 600)
 	for n := range len(buf) + 1 {
 		c := r.Uint32()
-		if got, want := tableUpdate(c, buf[:n]), oracle(c, buf[:n]); got != want {
+		if got, want := crc32cTable(c, buf[:n]), oracle(c, buf[:n]); got != want {
 			t.Fatalf("len %d: got %#08x, want %#08x", n, got, want)
 		}
 	}
@@ -39,7 +39,7 @@ func TestLinuxPowerRule(t *testing.T) {
 				return oracle(crc, q)
 			}
 			c := r.Uint32()
-			if got, want := linuxPower(vp)(c, p), oracle(c, p); got != want {
+			if got, want := crc32cLinuxPower(vp)(c, p), oracle(c, p); got != want {
 				t.Fatalf("len %d align %d: got %#08x, want %#08x", n, align, got, want)
 			}
 			switch {

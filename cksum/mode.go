@@ -2,7 +2,6 @@ package cksum
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -147,10 +146,35 @@ type Stats struct {
 	PlainWallNanos uint64 `json:"plain_wall_nanos"`
 	PlainOffCPU    uint64 `json:"plain_off_cpu"`
 
-	// Clock says how Nanos and CopyNanos are measured: "thread" (wall
-	// time, corrected with the thread's CPU clock) or "wall" (no CPU
-	// clock here).
+	// Clock is the tick counter Nanos and CopyNanos are measured with:
+	// "tsc", "timebase" or "monotonic" (see timer.go).
 	Clock string `json:"clock"`
+
+	// What the counting costs. Regions is the number of pieces of checksum
+	// work counted (records at seal, ops at copy time), TimedRegions those
+	// timed with the clock; the others' time is estimated from the timed
+	// ones' ns per byte (timer.go: one region in a stride is timed, the
+	// stride adapted to the work). TimingNanos is what the counters' own
+	// bookkeeping cost the CPU for them: TimerNanos per timed region,
+	// UntimedNanos per other record and UntimedOpNanos per other op
+	// (Copy), all measured at start. The copy and
+	// stamps of the Plain* counters are not checksum work and not in
+	// these.
+	Regions        uint64  `json:"regions"`
+	TimedRegions   uint64  `json:"timed_regions"`
+	TimingNanos    uint64  `json:"timing_nanos"`
+	TimerNanos     float64 `json:"timer_nanos"`
+	UntimedNanos   float64 `json:"untimed_nanos"`
+	UntimedOpNanos float64 `json:"untimed_op_nanos"`
+}
+
+// TimingShare is TimingNanos as a share of the checksum CPU it measures
+// (TotalNanos); 0 without any.
+func (s Stats) TimingShare() float64 {
+	if s.TotalNanos() == 0 {
+		return 0
+	}
+	return float64(s.TimingNanos) / float64(s.TotalNanos())
 }
 
 // TotalCalls, TotalBytes, TotalNanos and TotalWallNanos add the work at
@@ -180,6 +204,10 @@ type Cost struct {
 	CopyBytes int           // bytes checksummed at copy time
 	CopyCalls int           // crc32c calls at copy time
 	CopyCPU   time.Duration // CPU time at copy time
+
+	// Timed says CPU and Wall were measured; else (a record between two
+	// the stride times, see timer.go) they are estimated from its bytes.
+	Timed bool
 }
 
 // TotalCPU is the record's checksum CPU time, at copy time and at seal.
@@ -190,78 +218,26 @@ func (c Cost) TotalCPU() time.Duration { return c.CPU + c.CopyCPU }
 //
 // Time is counted per record (Record, Seal) and, in inline mode, per op
 // copied in (Copy), as CPU time: the checksum is what a record costs the
-// CPU, and a thread that loses its CPU in the middle of a record (the
-// kernel runs another thread, or the Go scheduler another goroutine) must
-// not charge the wait to the checksum. A piece of work is timed by the wall
-// clock (a vDSO read, tens of nanoseconds, precise) inside a pair of reads
-// of the thread's CPU clock (a system call, a few hundred nanoseconds).
-// While the thread keeps its CPU, the CPU clock advances by the wall time
-// plus the clock reads' own cost, and the wall time is the CPU time. When
-// the CPU clock advanced less than the wall clock, the thread was off the
-// CPU for part of the work, and the CPU clock's advance, less the
-// calibrated cost of the reads, is the CPU time instead (OffCPU and
-// CopyOffCPU count those). Both clocks' own cost is calibrated once per
-// process (the median of empty measurements) and taken off. Where the
-// system has no thread CPU clock, wall time is all there is (Stats.Clock
-// says so).
+// CPU, and a thread that loses its CPU in the middle of a record must not
+// charge the wait to the checksum. timer.go has how: a tick counter read
+// by one instruction, calibrated against the monotonic clock, around one
+// region in a stride (the rest estimated from the timed ones' ns per
+// byte), and a delta too long for the region's bytes taken for time off
+// the CPU (OffCPU and CopyOffCPU count those) and replaced by the
+// estimate. The counting's own cost is in Stats (TimingNanos).
 type Summer struct {
 	mode    Mode
 	impl    Impl
-	records atomic.Uint64
-	seal    tally // at seal: Record, Seal
+	seal    tally // at seal: Record, Seal (a region is a record)
 	copy    tally // at copy time: Copy
-	plain   tally // not checksum work: CopyPlain, PackRecord
+	plain   tally // not checksum work: CopyPlain
+	pack    tally // nor this: PackRecord's pack, counted with plain
 	observe func(Cost)
-}
-
-// tally counts one kind of checksum work.
-type tally struct{ calls, bytes, nanos, wallNanos, offCPU atomic.Uint64 }
-
-func (t *tally) add(calls, bytes int, m measured) {
-	t.calls.Add(uint64(calls))
-	t.bytes.Add(uint64(bytes))
-	t.nanos.Add(uint64(m.cpu))
-	t.wallNanos.Add(uint64(m.wall))
-	if m.offCPU {
-		t.offCPU.Add(1)
-	}
-}
-
-// timing is one measurement in progress, as Summer describes: started
-// with startTiming, ended with stop.
-type timing struct {
-	cpu0    time.Duration
-	haveCPU bool
-	start   time.Time
-}
-
-// measured is what stop found: the work's CPU and wall time, and whether
-// the thread was off the CPU for part of it.
-type measured struct {
-	cpu, wall time.Duration
-	offCPU    bool
-}
-
-func startTiming() timing {
-	c0, haveCPU := threadCPUTime()
-	return timing{cpu0: c0, haveCPU: haveCPU, start: time.Now()}
-}
-
-func (t timing) stop() measured {
-	wall := max(0, time.Since(t.start)-clocks.wall)
-	c1, _ := threadCPUTime()
-	m := measured{cpu: wall, wall: wall}
-	if d := c1 - t.cpu0; t.haveCPU && d < wall {
-		// Off the CPU for part of the work: its CPU time is the CPU
-		// clock's advance, less what reading the clocks costs.
-		m.cpu, m.offCPU = max(0, d-clocks.cpu), true
-	}
-	return m
 }
 
 // NewSummer returns a Summer for mode m using impl.
 func NewSummer(m Mode, impl Impl) *Summer {
-	calibrateClocks()
+	calibrateClock()
 	return &Summer{mode: m, impl: impl}
 }
 
@@ -287,47 +263,46 @@ func (s *Summer) Record(rec []byte, hdrLen int) uint32 {
 // RecordCovered returns the CRC-32C of a record under coverage c (see
 // SumCovered) and counts the work.
 func (s *Summer) RecordCovered(rec []byte, hdrLen int, c Coverage) uint32 {
-	t := startTiming()
+	t := s.seal.start()
 	crc, calls, n := SumCovered(s.mode, c, s.impl.Update, rec, hdrLen)
-	m := t.stop()
-	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	m := s.seal.stop(t, calls, n)
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall, Timed: m.timed})
 	return crc
 }
 
 // PackRecord runs pack (stamping the record's blocks, not checksum work)
 // and then returns the record's CRC under coverage c as RecordCovered does.
-// Both are timed inside one pair of CPU clock reads, each by the wall
-// clock: pack's time goes to the Plain* counters, the checksum's to the
-// seal's, as Record counts it.
-// Had the thread lost its CPU, the CPU clock's advance is split between the
-// two in proportion to their wall times.
+// When the record is one the seal's stride times, a third read of the
+// clock between the two splits the time: pack's goes to the Plain*
+// counters, the checksum's to the seal's, each clamped on its own; else
+// both are estimated, each from its own counters.
 func (s *Summer) PackRecord(rec []byte, hdrLen int, c Coverage, pack func()) uint32 {
-	t := startTiming()
+	t := s.seal.start()
 	pack()
-	w1 := time.Now()
-	crc, calls, n := SumCovered(s.mode, c, s.impl.Update, rec, hdrLen)
-	m := t.stop()
-	pw := min(m.wall, max(0, w1.Sub(t.start)-clocks.wall/2))
-	pm := measured{cpu: pw, wall: pw}
-	m.wall -= pw
-	if m.offCPU {
-		if total := pw + m.wall; total > 0 {
-			pm.cpu = time.Duration(float64(m.cpu) * float64(pw) / float64(total))
-			pm.offCPU = true
-		}
-		m.cpu -= pm.cpu
-	} else {
-		m.cpu = m.wall
+	var mid uint64
+	if t.on {
+		mid = clock.read()
 	}
-	s.plain.add(0, 0, pm)
-	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall}, m)
+	crc, calls, n := SumCovered(s.mode, c, s.impl.Update, rec, hdrLen)
+	var m measured
+	// The pack tally's bytes are the record's: what its estimate goes by.
+	s.pack.regions.Add(1)
+	s.pack.bytes.Add(uint64(len(rec)))
+	s.seal.calls.Add(uint64(calls))
+	s.seal.bytes.Add(uint64(n))
+	if t.on {
+		end := clock.read()
+		s.pack.timedDelta(mid-t.t0, len(rec))
+		m = s.seal.timedDelta(end-mid, n)
+	} else {
+		m = s.seal.estimated(n)
+	}
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall, Timed: m.timed})
 	return crc
 }
 
-// sealed counts a record's work at seal and tells the observer.
-func (s *Summer) sealed(c Cost, m measured) {
-	s.seal.add(c.Calls, c.Bytes, m)
-	s.records.Add(1)
+// sealed tells the observer of a record (the seal tally counted it).
+func (s *Summer) sealed(c Cost) {
 	if s.observe != nil {
 		s.observe(c)
 	}
@@ -337,10 +312,17 @@ func (s *Summer) sealed(c Cost, m measured) {
 // (the op header, already in place in the iclog), then src is copied into
 // dst with p learning it in the same pass. stamp, if not nil, runs last,
 // inside the timing: it stamps the blocks the op completed (p.Stamp). The
-// work is counted in s's Copy* counters and in p, whose record's Cost
-// carries it to the observer when it is sealed.
+// work is counted in p, whose record's Cost carries it to the observer
+// when it is sealed, and reaches s's Copy* counters then: an op costs no
+// atomic operation here, as ops can be a hundred bytes. One op in a stride
+// (picked at random, timer.go) is timed; the others' time is estimated at
+// seal from the timed ones' ns per byte.
 func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
-	t := startTiming()
+	var t0 uint64
+	timed := p.sample(s.copy.mask.Load())
+	if timed {
+		t0 = clock.read()
+	}
 	calls := 0
 	if len(hdr) > 0 {
 		p.Write(hdr)
@@ -353,11 +335,28 @@ func (s *Summer) Copy(p *Payload, hdr, dst, src []byte, stamp func()) {
 	if stamp != nil {
 		stamp()
 	}
-	m := t.stop()
-	s.copy.add(calls, len(hdr)+len(src), m)
+	n := len(hdr) + len(src)
+	if timed {
+		p.copyCPU += s.copy.timedDelta(clock.read()-t0, n).cpu
+		p.copyTimedBytes += n
+	}
+	p.copyOps++
 	p.copyCalls += calls
-	p.copyBytes += len(hdr) + len(src)
-	p.copyCPU += m.cpu
+	p.copyBytes += n
+}
+
+// copied moves p's copy-time counts into s's Copy* counters, once, at
+// seal, and returns the CPU time of p's ops: the timed ones' and the
+// others' bytes at the timed ones' ns per byte.
+func (s *Summer) copied(p *Payload) time.Duration {
+	s.copy.regions.Add(uint64(p.copyOps))
+	s.copy.calls.Add(uint64(p.copyCalls))
+	// A prefix (Restart) was checksummed before the payload, outside
+	// Copy: its bytes count at copy time, with no time (timedBytes, so
+	// that nothing is estimated for them).
+	s.copy.bytes.Add(uint64(p.copyBytes + p.PrefixLen()))
+	s.copy.timedBytes.Add(uint64(p.PrefixLen()))
+	return p.copyCPU + s.copy.estimated(p.copyBytes-p.copyTimedBytes).cpu
 }
 
 // Seal is SealRegions with the header as one region: the inline mode's
@@ -378,7 +377,7 @@ func (s *Summer) Seal(p *Payload, pad, hdr []byte, stamp func()) uint32 {
 // then (see Payload.Sum). The observer sees the record's cost at seal and,
 // in Cost.Copy*, what its ops cost at copy time.
 func (s *Summer) SealRegions(p *Payload, pad []byte, hdr [][]byte, stamp func()) uint32 {
-	t := startTiming()
+	t := s.seal.start()
 	calls, n := len(hdr), len(pad)
 	if len(pad) > 0 {
 		p.Write(pad)
@@ -393,12 +392,10 @@ func (s *Summer) SealRegions(p *Payload, pad []byte, hdr [][]byte, stamp func())
 		n += len(r)
 	}
 	crc = s.impl.Combine(crc, p.Sum(), p.PrefixLen()+p.Len())
-	m := t.stop()
-	// A prefix (Restart) was checksummed before the payload: its bytes
-	// count at copy time.
-	s.copy.bytes.Add(uint64(p.PrefixLen()))
-	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall,
-		CopyBytes: p.copyBytes + p.PrefixLen(), CopyCalls: p.copyCalls, CopyCPU: p.copyCPU}, m)
+	m := s.seal.stop(t, calls, n)
+	copyCPU := s.copied(p)
+	s.sealed(Cost{Bytes: n, Calls: calls, CPU: m.cpu, Wall: m.wall, Timed: m.timed,
+		CopyBytes: p.copyBytes + p.PrefixLen(), CopyCalls: p.copyCalls, CopyCPU: copyCPU})
 	return crc
 }
 
@@ -406,20 +403,26 @@ func (s *Summer) SealRegions(p *Payload, pad []byte, hdr [][]byte, stamp func())
 // checksum at seal) and counts the time in the Plain* counters, timed as
 // Copy is, so that CopyCksumNanos holds the same work in every mode.
 func (s *Summer) CopyPlain(dst, src []byte) {
-	t := startTiming()
+	t := s.plain.start()
 	copy(dst, src)
-	m := t.stop()
-	s.plain.add(1, len(src), m)
+	s.plain.stop(t, 1, len(src))
 }
 
 // Stats returns the counters so far.
 func (s *Summer) Stats() Stats {
-	return Stats{Records: s.records.Load(),
-		Calls: s.seal.calls.Load(), Bytes: s.seal.bytes.Load(), Nanos: s.seal.nanos.Load(),
-		WallNanos: s.seal.wallNanos.Load(), OffCPU: s.seal.offCPU.Load(),
-		CopyCalls: s.copy.calls.Load(), CopyBytes: s.copy.bytes.Load(), CopyNanos: s.copy.nanos.Load(),
-		CopyWallNanos: s.copy.wallNanos.Load(), CopyOffCPU: s.copy.offCPU.Load(),
-		PlainOps: s.plain.calls.Load(), PlainBytes: s.plain.bytes.Load(), PlainNanos: s.plain.nanos.Load(),
-		PlainWallNanos: s.plain.wallNanos.Load(), PlainOffCPU: s.plain.offCPU.Load(),
-		Clock: clocks.name}
+	seal, sealWall := s.seal.nanos()
+	cp, cpWall := s.copy.nanos()
+	plain, plainWall := s.plain.nanos()
+	pack, packWall := s.pack.nanos()
+	return Stats{Records: s.seal.regions.Load(),
+		Calls: s.seal.calls.Load(), Bytes: s.seal.bytes.Load(), Nanos: seal,
+		WallNanos: sealWall, OffCPU: s.seal.offCPU.Load(),
+		CopyCalls: s.copy.calls.Load(), CopyBytes: s.copy.bytes.Load(), CopyNanos: cp,
+		CopyWallNanos: cpWall, CopyOffCPU: s.copy.offCPU.Load(),
+		PlainOps: s.plain.calls.Load(), PlainBytes: s.plain.bytes.Load(), PlainNanos: plain + pack,
+		PlainWallNanos: plainWall + packWall, PlainOffCPU: s.plain.offCPU.Load() + s.pack.offCPU.Load(),
+		Clock:   clock.name,
+		Regions: s.seal.regions.Load() + s.copy.regions.Load(), TimedRegions: s.seal.timed.Load() + s.copy.timed.Load(),
+		TimingNanos: uint64(s.seal.timingNanos(clock.untimed) + s.copy.timingNanos(clock.untimedOp)),
+		TimerNanos:  clock.timed, UntimedNanos: clock.untimed, UntimedOpNanos: clock.untimedOp}
 }

@@ -19,8 +19,8 @@ func Kernels() []crc32c.Kernel {
 	return []crc32c.Kernel{{
 		Name:       "vpmsum",
 		Desc:       "POWER8 VPMSUMD carry-less folding, 8 streams of 16 B",
-		Update:     update,
-		CopyUpdate: copyUpdate,
+		Update:     crc32cVpmsum,
+		CopyUpdate: crc32cCopyVpmsum,
 	}}
 }
 
@@ -38,7 +38,8 @@ var tab = makeTable()
 // own ppc64le kernel uses. An estimate, not measured on POWER hardware.
 const vecMin = 64
 
-func update(crc uint32, p []byte) uint32 {
+// crc32cVpmsum is the vpmsum kernel's Update (named so that profiles find it by "crc32c").
+func crc32cVpmsum(crc uint32, p []byte) uint32 {
 	if len(p) >= vecMin {
 		// LVX needs 16-byte alignment (it ignores the low 4 address bits),
 		// so the scalar path takes the head. A goroutine stack can move
@@ -65,14 +66,15 @@ func update(crc uint32, p []byte) uint32 {
 //go:noescape
 func vpmsumCopy(crc uint32, dst, src []byte, t *table) uint32
 
-func copyUpdate(dst, src []byte, crc uint32) uint32 {
+// crc32cCopyVpmsum is the vpmsum kernel's CopyUpdate.
+func crc32cCopyVpmsum(dst, src []byte, crc uint32) uint32 {
 	n := min(len(dst), len(src))
 	dst, src = dst[:n], src[:n]
 	if overlap(dst, src) {
 		// One pass could read bytes it has already overwritten: copy (a
 		// memmove) first, then checksum the copy.
 		copy(dst, src)
-		return update(crc, dst)
+		return crc32cVpmsum(crc, dst)
 	}
 	if m := n &^ 15; n >= vecMin {
 		crc = vpmsumCopy(crc, dst[:m], src[:m], tab)

@@ -1,7 +1,9 @@
 // Package profiling is how xlogfs looks at where its CPU time goes: it
 // serves net/http/pprof and expvar on a loopback address (Serve), writes a
 // CPU profile for the life of a mount (StartCPUProfile, or
-// StartCPUProfileRate at a rate that resolves a share of 0.1 %), and
+// StartCPUProfileRate at a rate that resolves a share of 0.1 %; either
+// writes the profile scaled to the process's CPU time, as the kernel
+// delivers fewer samples than a fast rate asks), and
 // computes from a CPU profile the share of CPU time spent in checksum code
 // (Analyze, AnalyzeFiles), overall and per checksum mode. Samples in the
 // checksum counters' own clock reads (IsTimingFunc) are measuring, not

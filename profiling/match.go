@@ -47,17 +47,23 @@ func IsChecksumFunc(name string) bool {
 // timingFuncs are cksum.Summer's bookkeeping around each record and, in
 // inline mode, each op copied in: Record, Seal and Copy themselves (their
 // clock reads, counters and observer call, outside the time they count),
-// the timing they share, and its read of the thread's CPU clock, a system
-// call that can cost more than checksumming a small record. They measure
-// the checksum rather than compute it. (What Seal and Copy call back into
+// the tally's timing they share (cksum/timer.go) and its reads of the tick
+// counter. They measure the checksum rather than compute it. (What Seal and Copy call back into
 // the iclog for, the cycle stamps, is no checksum code either, as stamping
 // is not in the other modes.)
 var timingFuncs = []string{
-	"github.com/xlogfs/xlogfs/cksum.threadCPUTime",
-	"github.com/xlogfs/xlogfs/cksum.startTiming",
-	"github.com/xlogfs/xlogfs/cksum.timing.stop",
-	"github.com/xlogfs/xlogfs/cksum.(*tally).add",
+	"github.com/xlogfs/xlogfs/cksum.ticks",
+	"github.com/xlogfs/xlogfs/cksum.monotonicTicks",
+	"github.com/xlogfs/xlogfs/cksum.(*tally).start",
+	"github.com/xlogfs/xlogfs/cksum.(*tally).stop",
+	"github.com/xlogfs/xlogfs/cksum.(*tally).timedDelta",
+	"github.com/xlogfs/xlogfs/cksum.(*tally).estimated",
+	"github.com/xlogfs/xlogfs/cksum.(*tally).adapt",
+	"github.com/xlogfs/xlogfs/cksum.(*Payload).sample",
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).copied",
 	"github.com/xlogfs/xlogfs/cksum.(*Summer).Record",
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).RecordCovered",
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).SealRegions",
 	"github.com/xlogfs/xlogfs/cksum.(*Summer).sealed",
 	"github.com/xlogfs/xlogfs/cksum.(*Summer).Seal",
 	"github.com/xlogfs/xlogfs/cksum.(*Summer).Copy",
@@ -70,6 +76,30 @@ var timingFuncs = []string{
 // runs on a checksum stack; one whose innermost is Sum or a kernel is.
 func IsTimingFunc(name string) bool {
 	for _, f := range timingFuncs {
+		if name == f || len(name) > len(f) && name[len(f)] == '.' && strings.HasPrefix(name, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainFuncs are cksum.Summer's wrappers of work that is not checksum work
+// but is timed beside it (the Plain* counters): CopyPlain's copy of an op
+// into an iclog, and PackRecord's pack, the cycle stamps, in the modes that
+// checksum at seal. What runs inside them (memmove, the iclog's stamping)
+// is neither checksum work nor the counters' bookkeeping.
+var plainFuncs = []string{
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).CopyPlain",
+	"github.com/xlogfs/xlogfs/cksum.(*Summer).PackRecord",
+}
+
+// IsPlainFunc reports whether name is (or is a closure inside) one of the
+// Summer's wrappers of work that is not checksum work (plainFuncs). A
+// sample whose innermost checksum-code function is one of them is not
+// checksum work; one whose innermost is SumCovered or a kernel, called
+// from PackRecord, is.
+func IsPlainFunc(name string) bool {
+	for _, f := range plainFuncs {
 		if name == f || len(name) > len(f) && name[len(f)] == '.' && strings.HasPrefix(name, f) {
 			return true
 		}

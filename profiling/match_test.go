@@ -13,7 +13,7 @@ func TestIsChecksumFunc(t *testing.T) {
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":      true,
 		"github.com/xlogfs/xlogfs/cksum.Summer.Stats":          true,
 		"github.com/xlogfs/xlogfs/cksum.init.func1":            true,
-		"github.com/xlogfs/xlogfs/cksum.genericUpdate":         true,
+		"github.com/xlogfs/xlogfs/cksum.crc32cGeneric":         true,
 		"github.com/xlogfs/xlogfs/cksum/crc32c.Slicing8Update": true,
 		"github.com/xlogfs/xlogfs/amd64.updateAVX512":          true,
 		"github.com/xlogfs/xlogfs/ppc64.(*kernel).update":      true,
@@ -75,19 +75,33 @@ func TestChecksumPackagesIsACopy(t *testing.T) {
 
 func TestIsTimingFunc(t *testing.T) {
 	for name, want := range map[string]bool{
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTime":       true,
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTime.func1": true,
-		"github.com/xlogfs/xlogfs/cksum.threadCPUTimeX":      false,
+		"github.com/xlogfs/xlogfs/cksum.ticks":               true,
+		"github.com/xlogfs/xlogfs/cksum.(*tally).stop":       true,
+		"github.com/xlogfs/xlogfs/cksum.ticksX":              false,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Record":    true,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Seal":      true,
 		"github.com/xlogfs/xlogfs/cksum.(*Summer).Copy":      true,
-		"github.com/xlogfs/xlogfs/cksum.timing.stop":         true,
+		"github.com/xlogfs/xlogfs/cksum.(*tally).timedDelta": true,
 		"github.com/xlogfs/xlogfs/cksum.Sum":                 false,
 		"github.com/xlogfs/xlogfs/cksum.(*Payload).Copy":     false,
 		"github.com/xlogfs/xlogfs/cksum.(*Payload).Stamp":    false,
 	} {
 		if got := profiling.IsTimingFunc(name); got != want {
 			t.Errorf("IsTimingFunc(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestIsPlainFunc(t *testing.T) {
+	for name, want := range map[string]bool{
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).CopyPlain":   true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).PackRecord":  true,
+		"github.com/xlogfs/xlogfs/cksum.(*Summer).PackRecordX": false,
+		"github.com/xlogfs/xlogfs/cksum.SumCovered":            false,
+		"github.com/xlogfs/xlogfs/amd64.crc32cVEX":             false,
+	} {
+		if got := profiling.IsPlainFunc(name); got != want {
+			t.Errorf("IsPlainFunc(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -165,7 +165,10 @@ func (t *tally) add(p *profile.Profile) error {
 	// stack (leaf first; within a location, inlined functions come first)
 	// is one of the Summer's timing functions.
 	innermost := make(map[*profile.Location]string)
-	hasTiming := func(s *profile.Sample) bool {
+	// A sample whose innermost checksum function is one of the Summer's
+	// wrappers of work that is not checksum (IsPlainFunc: the copy and
+	// stamps it times in the modes that checksum at seal) is neither.
+	innermostOf := func(s *profile.Sample) string {
 		for _, loc := range s.Location {
 			f, seen := innermost[loc]
 			if !seen {
@@ -173,10 +176,10 @@ func (t *tally) add(p *profile.Profile) error {
 				innermost[loc] = f
 			}
 			if f != "" {
-				return IsTimingFunc(f)
+				return f
 			}
 		}
-		return false
+		return ""
 	}
 	hasChecksum := func(s *profile.Sample) bool {
 		for _, loc := range s.Location {
@@ -208,8 +211,9 @@ func (t *tally) add(p *profile.Profile) error {
 			t.samples++
 		}
 		t.cpu += v
-		timing := hasTiming(s)
-		ck := !timing && hasChecksum(s)
+		inner := innermostOf(s)
+		timing := inner != "" && IsTimingFunc(inner)
+		ck := !timing && !(inner != "" && IsPlainFunc(inner)) && hasChecksum(s)
 		if timing {
 			t.timing += v
 		}

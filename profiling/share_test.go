@@ -28,7 +28,7 @@ const ms = 1e6 // nanoseconds
 //	futex, force                             sector, phase=flush   10  1
 //	busy                                     batched               10  1
 //	Checksum, fusefs.write                   -                     10  1
-//	RawSyscall6, [threadCPUTime in Record]   batched, checksum     20  2
+//	RawSyscall6, [ticks in Record]           batched, checksum     20  2
 //	time.now, Record, main                   batched, checksum     10  1
 func handProfile() *profile.Profile {
 	p := &profile.Profile{
@@ -73,7 +73,7 @@ func handProfile() *profile.Profile {
 		force   = "github.com/xlogfs/xlogfs/journal.(*Log).force"
 		write   = "github.com/xlogfs/xlogfs/fusefs.(*file).Write"
 		summain = "main.main"
-		clock   = "github.com/xlogfs/xlogfs/cksum.threadCPUTime"
+		clock   = "github.com/xlogfs/xlogfs/cksum.ticks"
 	)
 	labels := func(kv ...string) map[string][]string {
 		m := map[string][]string{}

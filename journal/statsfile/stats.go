@@ -105,7 +105,9 @@ type CksumTimes struct {
 // Observe is the Summer's observer: it runs on the writer, which alone
 // seals records.
 func (c *CksumTimes) Observe(cost cksum.Cost) {
-	c.Record.add(uint64(cost.TotalCPU()))
+	if cost.Timed { // the others' time is an estimate from their bytes
+		c.Record.add(uint64(cost.TotalCPU()))
+	}
 	c.round += cost.Wall
 	c.roundCPU += cost.CPU
 }
@@ -317,6 +319,14 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("cksum_wall_ns", s.Cksum.TotalWallNanos())
 	p("cksum_off_cpu_records", s.Cksum.OffCPU)
 	p("cksum_clock", s.Cksum.Clock)
+	// What counting the checksum cost (cksum/timer.go): regions counted,
+	// those timed, and the counters' own CPU time for them, also as a
+	// share of cksum_ns.
+	p("cksum_regions", s.Cksum.Regions)
+	p("cksum_timed_regions", s.Cksum.TimedRegions)
+	p("cksum_timing_ns", s.Cksum.TimingNanos)
+	p("cksum_timer_ns", fmt.Sprintf("%.1f", s.Cksum.TimerNanos))
+	p("cksum_timing_share", fmt.Sprintf("%.6f", s.Cksum.TimingShare()))
 	p("cksum_record_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 50)))
 	p("cksum_record_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.CksumRecordHist, 99)))
 	p("cksum_ns_per_kib", fmt.Sprintf("%.1f", s.CksumNanosPerKiB()))

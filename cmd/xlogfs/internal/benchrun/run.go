@@ -374,6 +374,9 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 		if t.Kind == "xlogfs" {
 			r.Values["cksum_cpu_profile"] = share.ChecksumShare
 		}
+		if r.DaemonCPU > 0 {
+			r.Values["profile_cpu_total"] = share.CPUSeconds / r.DaemonCPU
+		}
 	}
 	if t.Kind == "xlogfs" {
 		if out, err := exec.Command(selfExe(), "check", store).CombinedOutput(); err != nil {

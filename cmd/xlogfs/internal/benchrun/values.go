@@ -29,6 +29,9 @@ func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFil
 	if kib := d("cksum_bytes") / 1024; kib > 0 {
 		v["cksum_ns_per_kib"] = d("cksum_ns") / kib
 	}
+	if _, ok := after["cksum_timing_ns"]; ok && d("cksum_ns") > 0 {
+		v["cksum_timing_share"] = d("cksum_timing_ns") / d("cksum_ns")
+	}
 	if rec := afterFile.Hist(journal.HistCksumRecord).Sub(beforeFile.Hist(journal.HistCksumRecord)); rec.Count() > 0 {
 		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = rec.Percentile(50), rec.Percentile(99)
 	}

@@ -1,0 +1,4 @@
+package profiling
+
+// RescaleProfile is rescaleProfile, for the external tests.
+var RescaleProfile = rescaleProfile
