@@ -114,3 +114,27 @@ func TestAnalyzeVsXFS(t *testing.T) {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 }
+
+// The table's notes say what the measurement itself cost: the timers'
+// share of the checksum CPU (the worst target's) and how much of the
+// daemon's CPU the unscaled profile samples covered.
+func TestPrintMeasurementCost(t *testing.T) {
+	res := withXFS(6, "perf not found")
+	for i := range res.Runs {
+		if res.Runs[i].Target == "xfs" {
+			continue
+		}
+		res.Runs[i].Values["cksum_timing_share"] = 0.01 + 0.02*float64(res.Runs[i].Round%2)
+		res.Runs[i].Values["profile_cpu_total"] = 0.96
+	}
+	Analyze(res)
+	var b bytes.Buffer
+	PrintTable(&b, res, false)
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if !strings.Contains(out, "the unscaled samples' total was 96 % of it") {
+		t.Errorf("no profile total in the notes:\n%s", b.String())
+	}
+	if !strings.Contains(out, "cost at most 2.00 % of the checksum CPU it measured") {
+		t.Errorf("no timing cost (median 2 %% of the rounds' 1 %% and 3 %%) in the notes:\n%s", b.String())
+	}
+}

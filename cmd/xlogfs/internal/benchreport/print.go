@@ -141,16 +141,48 @@ func PrintTable(w io.Writer, res *Results, wide bool) {
 		wrap(w, fmt.Sprintf("profile: %d Hz asked; samples per second of daemon CPU reached: %s (Linux samples a thread at most once per scheduler tick).",
 			res.Config.ProfileRate, strings.Join(rates, ", ")), "  ")
 	}
+	if lo, hi, ok := valueRange(res, "profile_cpu_total"); ok {
+		wrap(w, fmt.Sprintf("profile: each written scaled to the daemon's CPU time (getrusage); the unscaled samples' total was %s of it.",
+			percentRange(lo, hi)), "  ")
+	}
+	if _, hi, ok := valueRange(res, "cksum_timing_share"); ok {
+		wrap(w, fmt.Sprintf("timing the checksum (a cycle counter read around a sample of records) cost at most %.2f %% of the checksum CPU it measured.",
+			100*hi), "  ")
+	}
 	off := 0.0
 	for _, r := range res.Rows {
 		off = max(off, r.OffCPURecords)
 	}
 	if off > 0 {
-		wrap(w, fmt.Sprintf("records whose thread lost its CPU mid-checksum, timed by its CPU clock instead: up to %.2f %% of a target's.", 100*off), "  ")
+		wrap(w, fmt.Sprintf("records whose timed span was too long for their bytes (the thread lost its CPU), their time estimated from their bytes: up to %.2f %% of a target's.", 100*off), "  ")
 	}
 	if src := fsyncSource(res); src != "" {
 		fmt.Fprintf(w, "fsync latency: %s.\n", src)
 	}
+}
+
+// valueRange is the lowest and highest median of metric over the rows
+// that measured it.
+func valueRange(res *Results, metric string) (lo, hi float64, ok bool) {
+	for _, r := range res.Rows {
+		iv, has := r.Values[metric]
+		if !has || math.IsNaN(iv.Center) {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = iv.Center, iv.Center, true
+		}
+		lo, hi = min(lo, iv.Center), max(hi, iv.Center)
+	}
+	return lo, hi, ok
+}
+
+// percentRange says a range of fractions as percentages.
+func percentRange(lo, hi float64) string {
+	if fmt.Sprintf("%.0f", 100*lo) == fmt.Sprintf("%.0f", 100*hi) {
+		return fmt.Sprintf("%.0f %%", 100*hi)
+	}
+	return fmt.Sprintf("%.0f–%.0f %%", 100*lo, 100*hi)
 }
 
 func dash(s string) string {
