@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/moby/sys/mountinfo"
 )
 
 // fakeEnv is a machine with everything the baseline needs; each test case
@@ -125,7 +127,11 @@ func TestOtherMounts(t *testing.T) {
 47 26 7:0 / /work/b/mnt rw,relatime - xfs /dev/loop0 rw,logbufs=8,logbsize=256k
 48 26 7:1 / /srv/my\040data rw,relatime - xfs /dev/sdb1 rw
 `
-	got := OtherMounts([]byte(info), "/work/b/mnt")
+	ms, err := mountinfo.GetMountsFromReader(strings.NewReader(info), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := otherMounts(ms, "/work/b/mnt")
 	if len(got) != 1 || got[0] != "/dev/sdb1 on /srv/my data" {
 		t.Errorf("other XFS mounts %q, want [/dev/sdb1 on /srv/my data]", got)
 	}
