@@ -136,3 +136,26 @@ func TestOtherMounts(t *testing.T) {
 		t.Errorf("other XFS mounts %q, want [/dev/sdb1 on /srv/my data]", got)
 	}
 }
+
+// LookTool looks in the sbin directories when PATH does not have them, as
+// a root shell's may not; a missing program is an error naming it.
+func TestLookTool(t *testing.T) {
+	var want string
+	for _, p := range []string{"/usr/sbin/losetup", "/sbin/losetup", "/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs"} {
+		if _, err := os.Stat(p); err == nil {
+			want = p
+			break
+		}
+	}
+	if want == "" {
+		t.Skip("neither losetup nor mkfs.xfs is in /usr/sbin or /sbin")
+	}
+	t.Setenv("PATH", t.TempDir())
+	name := want[strings.LastIndex(want, "/")+1:]
+	if got, err := LookTool(name); err != nil || !strings.HasSuffix(got, "/"+name) {
+		t.Errorf("LookTool(%s) with an empty PATH = %q, %v; want it found in an sbin directory", name, got, err)
+	}
+	if _, err := LookTool("no-such-tool-xlogfs"); err == nil || !strings.Contains(err.Error(), "no-such-tool-xlogfs") {
+		t.Errorf("LookTool of a missing program: %v", err)
+	}
+}
