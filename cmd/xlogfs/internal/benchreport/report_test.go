@@ -367,8 +367,8 @@ func TestDescribeRatio(t *testing.T) {
 // Both kinds of ratio write an open bound as null and a finite one as a
 // number, and read each back as it was.
 func TestIntervalBoundsJSON(t *testing.T) {
-	a := Attribution{Metric: "fsync_p99", Factor: "kernel", Ratio: 0.5, CILow: 0.25, CIHigh: HighBound(math.Inf(1)), Rounds: 3}
-	c := Comparison{Metric: "fsync_p99", Ratio: 2, CILow: LowBound(math.Inf(-1)), CIHigh: HighBound(math.NaN())}
+	a := Attribution{Metric: "fsync_p99", Factor: "kernel", RatioCI: RatioCI{Ratio: 0.5, CILow: 0.25, CIHigh: HighBound(math.Inf(1)), Rounds: 3}}
+	c := Comparison{Metric: "fsync_p99", RatioCI: RatioCI{Ratio: 2, CILow: LowBound(math.Inf(-1)), CIHigh: HighBound(math.NaN())}}
 	for _, v := range []any{a, c} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -275,9 +275,20 @@ type XFSRow struct {
 // Comparison is a target against a reference, on one metric: the median
 // of the rounds' ratios target ÷ reference and its interval.
 type Comparison struct {
-	Metric      string    `json:"metric"`
-	Target      string    `json:"target"`
-	Reference   string    `json:"reference"`
+	Metric    string `json:"metric"`
+	Target    string `json:"target"`
+	Reference string `json:"reference"`
+	RatioCI
+}
+
+func comparison(metric, target, ref string, iv benchstat.Interval) Comparison {
+	return Comparison{Metric: metric, Target: target, Reference: ref, RatioCI: ratioCI(iv)}
+}
+
+// RatioCI is a ratio per round, its median and interval, as a Comparison
+// and an Attribution carry it (its fields are theirs in JSON). Significant
+// says the interval excludes 1.
+type RatioCI struct {
 	Ratio       float64   `json:"ratio"`
 	CILow       LowBound  `json:"ci_low"`
 	CIHigh      HighBound `json:"ci_high"`
@@ -286,14 +297,13 @@ type Comparison struct {
 	Confidence  float64   `json:"confidence"`
 }
 
-func comparison(metric, target, ref string, iv benchstat.Interval) Comparison {
-	return Comparison{Metric: metric, Target: target, Reference: ref, Ratio: iv.Center, CILow: LowBound(iv.Lo), CIHigh: HighBound(iv.Hi),
-		Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence}
+func ratioCI(iv benchstat.Interval) RatioCI {
+	return RatioCI{Ratio: iv.Center, CILow: LowBound(iv.Lo), CIHigh: HighBound(iv.Hi), Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence}
 }
 
-// Interval is the comparison's ratio and interval.
-func (c Comparison) Interval() benchstat.Interval {
-	return benchstat.Interval{Center: c.Ratio, Lo: float64(c.CILow), Hi: float64(c.CIHigh), N: c.Rounds, Confidence: c.Confidence}
+// Interval is the ratio and its interval.
+func (r RatioCI) Interval() benchstat.Interval {
+	return benchstat.Interval{Center: r.Ratio, Lo: float64(r.CILow), Hi: float64(r.CIHigh), N: r.Rounds, Confidence: r.Confidence}
 }
 
 // Attribution is the effect of one factor with the other held: of batching
@@ -301,22 +311,12 @@ func (c Comparison) Interval() benchstat.Interval {
 // the kernel (From another implementation, To the best, both in mode At).
 // Ratio is To ÷ From per round, its median and interval.
 type Attribution struct {
-	Metric      string    `json:"metric"`
-	Factor      string    `json:"factor"` // batching or kernel
-	At          string    `json:"at"`     // the level the other factor is held at
-	From        string    `json:"from"`
-	To          string    `json:"to"`
-	Ratio       float64   `json:"ratio"`
-	CILow       LowBound  `json:"ci_low"`
-	CIHigh      HighBound `json:"ci_high"`
-	Significant bool      `json:"significant"`
-	Rounds      int       `json:"rounds"`
-	Confidence  float64   `json:"confidence"`
-}
-
-// Interval is the attribution's ratio and interval.
-func (a Attribution) Interval() benchstat.Interval {
-	return benchstat.Interval{Center: a.Ratio, Lo: float64(a.CILow), Hi: float64(a.CIHigh), N: a.Rounds, Confidence: a.Confidence}
+	Metric string `json:"metric"`
+	Factor string `json:"factor"` // batching or kernel
+	At     string `json:"at"`     // the level the other factor is held at
+	From   string `json:"from"`
+	To     string `json:"to"`
+	RatioCI
 }
 
 // Decomposition splits the change of a metric from From (a mode other than
