@@ -3,31 +3,13 @@ package amd64
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"math/bits"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/xlogfs/xlogfs/internal/crctest"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// naiveMulmod multiplies in the textbook order (bit i is x^i) with a plain
-// carry-less product and long division by P, sharing nothing with mulmod.
-func naiveMulmod(a, b uint32) uint32 {
-	const p = 0x11edc6f41 // P with its x^32 term, bit i is x^i
-	ra, rb := uint64(bits.Reverse32(a)), uint64(bits.Reverse32(b))
-	var prod uint64
-	for i := range 32 {
-		if ra>>i&1 != 0 {
-			prod ^= rb << i
-		}
-	}
-	for i := 63; i >= 32; i-- {
-		if prod>>i&1 != 0 {
-			prod ^= p << (i - 32)
-		}
-	}
-	return bits.Reverse32(uint32(prod))
-}
 
 // rawCRC is the CRC state after p from state 0, without the inversions.
 func rawCRC(p []byte) uint32 { return ^crc32.Update(0xffffffff, castagnoli, p) }
@@ -36,7 +18,7 @@ func TestMulmod(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for range 10000 {
 		a, b := r.Uint32(), r.Uint32()
-		if got, want := mulmod(a, b), naiveMulmod(a, b); got != want {
+		if got, want := mulmod(a, b), crctest.NaiveMulmod(a, b); got != want {
 			t.Fatalf("mulmod(%#x, %#x) = %#x, want %#x", a, b, got, want)
 		}
 	}

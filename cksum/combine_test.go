@@ -1,29 +1,11 @@
 package cksum
 
 import (
-	"math/bits"
 	"math/rand/v2"
 	"testing"
-)
 
-// naiveMulmod multiplies the textbook way (bit i is x^i, long division by
-// P), sharing nothing with mulmodP.
-func naiveMulmod(a, b uint32) uint32 {
-	const p = 0x11edc6f41
-	ra, rb := uint64(bits.Reverse32(a)), uint64(bits.Reverse32(b))
-	var prod uint64
-	for i := range 32 {
-		if ra>>i&1 != 0 {
-			prod ^= rb << i
-		}
-	}
-	for i := 63; i >= 32; i-- {
-		if prod>>i&1 != 0 {
-			prod ^= p << (i - 32)
-		}
-	}
-	return bits.Reverse32(uint32(prod))
-}
+	"github.com/xlogfs/xlogfs/internal/crctest"
+)
 
 func TestMulmodP(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -32,7 +14,7 @@ func TestMulmodP(t *testing.T) {
 		cases = append(cases, [2]uint32{r.Uint32(), r.Uint32()})
 	}
 	for _, c := range cases {
-		if got, want := mulmodP(c[0], c[1]), naiveMulmod(c[0], c[1]); got != want {
+		if got, want := mulmodP(c[0], c[1]), crctest.NaiveMulmod(c[0], c[1]); got != want {
 			t.Fatalf("mulmodP(%#x, %#x) = %#x, want %#x", c[0], c[1], got, want)
 		}
 	}

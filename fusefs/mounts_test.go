@@ -15,3 +15,16 @@ func TestUnescapeMountField(t *testing.T) {
 		}
 	}
 }
+
+// A store mounted nowhere has no mount points, and asking is no error; a
+// relative path is made absolute before it is compared (tests/mountcmd
+// checks a real mount is found).
+func TestStoreMountsNone(t *testing.T) {
+	got, err := StoreMounts(t.TempDir())
+	if err != nil || len(got) != 0 {
+		t.Errorf("StoreMounts of an unmounted directory = %q, %v; want none, no error", got, err)
+	}
+	if got, err := StoreMounts("."); err != nil || len(got) != 0 {
+		t.Errorf("StoreMounts(.) = %q, %v", got, err)
+	}
+}

@@ -28,33 +28,6 @@ import (
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
-// crashStates is how many crash images the randomized crash test recovers:
-// 2,000 in `make test`, more with XLOGFS_CRASH_STATES (make crashtest).
-func crashStates(t *testing.T) int {
-	if s := os.Getenv("XLOGFS_CRASH_STATES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("XLOGFS_CRASH_STATES=%q: %v", s, err)
-		}
-		return n
-	}
-	if testing.Short() {
-		return 300
-	}
-	return 2000
-}
-
-func crashSeed(t *testing.T) uint64 {
-	if s := os.Getenv("XLOGFS_CRASH_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("XLOGFS_CRASH_SEED=%q: %v", s, err)
-		}
-		return n
-	}
-	return uint64(time.Now().UnixNano())
-}
-
 // fastTempDir prefers tmpfs: the test writes thousands of checkpoints, each
 // with fsyncs that mean nothing for an in-memory crash device anyway.
 func fastTempDir(t *testing.T) string {
@@ -744,9 +717,7 @@ func (w *crashWorld) step() {
 // blocks). Half the crash states are also recovered with a media fault in
 // a durable record (recoverFaulted says what each must give).
 func TestRandomizedCrashRecovery(t *testing.T) {
-	want := crashStates(t)
-	seed := crashSeed(t)
-	t.Logf("seed %d (rerun with XLOGFS_CRASH_SEED=%d), %d crash states", seed, seed, want)
+	want, seed := crashKnobs(t, "XLOGFS_CRASH")
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	states := 0
 	var cs crashStats

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
-	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // crashImages returns n crash images of c.
@@ -21,16 +20,6 @@ func crashImages(c *testfs.CrashFS, n int) []*testfs.CrashFS {
 		out = append(out, c.Crash(r))
 	}
 	return out
-}
-
-func readAllStore(t *testing.T, st store.StoreFS, name string) ([]byte, bool) {
-	t.Helper()
-	b, err := store.ReadFile(st, name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false
-	}
-	check(t, err)
-	return b, true
 }
 
 // TestCrashFSModel checks CrashFS against the durability model its doc
@@ -49,7 +38,7 @@ func TestCrashFSModel(t *testing.T) {
 	// file's fsync did.
 	lost := 0
 	for _, img := range crashImages(c, 50) {
-		if _, ok := readAllStore(t, img, "/d/f"); !ok {
+		if _, ok := testfs.ReadFile(t, img, "/d/f"); !ok {
 			lost++
 		}
 	}
@@ -58,7 +47,7 @@ func TestCrashFSModel(t *testing.T) {
 	}
 	check(t, c.SyncDir("/d"))
 	for _, img := range crashImages(c, 50) {
-		if b, ok := readAllStore(t, img, "/d/f"); !ok || !bytes.Equal(b, old) {
+		if b, ok := testfs.ReadFile(t, img, "/d/f"); !ok || !bytes.Equal(b, old) {
 			t.Fatalf("after fsync of file and directory: %q, %v", b, ok)
 		}
 	}
@@ -69,7 +58,7 @@ func TestCrashFSModel(t *testing.T) {
 	must[int](t)(f.WriteAt(neu, 0))
 	var sawOld, sawNew, sawTorn bool
 	for _, img := range crashImages(c, 200) {
-		b, _ := readAllStore(t, img, "/d/f")
+		b, _ := testfs.ReadFile(t, img, "/d/f")
 		if len(b) != len(old) {
 			t.Fatalf("an overwrite changed the size after a crash: %d", len(b))
 		}
@@ -93,7 +82,7 @@ func TestCrashFSModel(t *testing.T) {
 	}
 	check(t, f.Datasync())
 	for _, img := range crashImages(c, 20) {
-		if b, _ := readAllStore(t, img, "/d/f"); !bytes.Equal(b, neu) {
+		if b, _ := testfs.ReadFile(t, img, "/d/f"); !bytes.Equal(b, neu) {
 			t.Fatal("a write lost after fdatasync")
 		}
 	}
@@ -103,7 +92,7 @@ func TestCrashFSModel(t *testing.T) {
 	must[int](t)(f.WriteAt([]byte("tail"), int64(len(neu))))
 	sizes := map[int]bool{}
 	for _, img := range crashImages(c, 100) {
-		b, _ := readAllStore(t, img, "/d/f")
+		b, _ := testfs.ReadFile(t, img, "/d/f")
 		sizes[len(b)] = true
 		if len(b) == len(neu)+4 && !bytes.Equal(b[len(neu):], []byte("tail")) && !bytes.Equal(b[len(neu):], make([]byte, 4)) {
 			t.Fatalf("appended bytes after a crash: %q", b[len(neu):])
@@ -124,7 +113,7 @@ func TestCrashFSModel(t *testing.T) {
 	check(t, c.Rename("/d/g.tmp", "/d/f"))
 	var sawRenamed, sawKept bool
 	for _, img := range crashImages(c, 100) {
-		b, ok := readAllStore(t, img, "/d/f")
+		b, ok := testfs.ReadFile(t, img, "/d/f")
 		switch {
 		case !ok:
 			t.Fatal("a rename over a file lost both")
@@ -140,7 +129,7 @@ func TestCrashFSModel(t *testing.T) {
 		t.Errorf("unsynced rename: renamed %v, kept %v", sawRenamed, sawKept)
 	}
 	check(t, c.SyncDir("/d"))
-	if b, _ := readAllStore(t, c.Crash(nil), "/d/f"); string(b) != "replacement" {
+	if b, _ := testfs.ReadFile(t, c.Crash(nil), "/d/f"); string(b) != "replacement" {
 		t.Fatalf("rename lost after the directory's sync: %q", b)
 	}
 	if names, _ := c.Crash(nil).ReadDir("/d"); !slices.Equal(names, []string{"f"}) {
@@ -164,10 +153,10 @@ func TestCrashFSModel(t *testing.T) {
 	}
 	ff.SetFault(nil)
 	check(t, h.Datasync())
-	if b, _ := readAllStore(t, c, "/d/f"); string(b) != "REPLACEMENT" {
+	if b, _ := testfs.ReadFile(t, c, "/d/f"); string(b) != "REPLACEMENT" {
 		t.Fatalf("the page cache lost the write: %q", b)
 	}
-	if b, _ := readAllStore(t, c.Crash(nil), "/d/f"); string(b) != "replacement" {
+	if b, _ := testfs.ReadFile(t, c.Crash(nil), "/d/f"); string(b) != "replacement" {
 		t.Fatalf("after a failed fdatasync and a good one, the disk has %q; want the write lost", b)
 	}
 
@@ -176,7 +165,7 @@ func TestCrashFSModel(t *testing.T) {
 	if _, err := h.WriteAt(make([]byte, 200), 0); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write past the capacity: %v", err)
 	}
-	if b, _ := readAllStore(t, c, "/d/f"); string(b) != "REPLACEMENT" {
+	if b, _ := testfs.ReadFile(t, c, "/d/f"); string(b) != "REPLACEMENT" {
 		t.Fatalf("a refused write changed the file: %q", b)
 	}
 	check(t, c.Remove("/d/f"))

@@ -477,7 +477,7 @@ func TestGoOnFromCheckpointAfterIncompleteTransaction(t *testing.T) {
 	img := w.cfs.Crash(nil)
 	logPath := filepath.Join(faultDir, store.LogName)
 	ck := must[*store.Checkpoint](t)(store.ReadCheckpoint(img, faultDir))
-	lg, _ := readAllStore(t, img, logPath)
+	lg, _ := testfs.ReadFile(t, img, logPath)
 	sb := must[*store.Superblock](t)(store.ReadSuperblock(img, faultDir))
 	scan := xlog.ScanLog(lg, recovery.WindowOf(ck, sb.Coverage))
 	last := scan.Records[len(scan.Records)-1]

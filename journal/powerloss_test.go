@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,33 +32,6 @@ import (
 // in the middle of any store call (the CrashFS hook), by the foreground or
 // by the log writer and the checkpointer; each is checked as `xlogfs
 // check` would, mounted, and compared with what had been acknowledged.
-
-// powerLossStates is how many crash states the test recovers: 2,000 in
-// `make test`, more with XLOGFS_POWERLOSS_STATES (make crashtest).
-func powerLossStates(t *testing.T) int {
-	if s := os.Getenv("XLOGFS_POWERLOSS_STATES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("XLOGFS_POWERLOSS_STATES=%q: %v", s, err)
-		}
-		return n
-	}
-	if testing.Short() {
-		return 300
-	}
-	return 2000
-}
-
-func powerLossSeed(t *testing.T) uint64 {
-	if s := os.Getenv("XLOGFS_POWERLOSS_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("XLOGFS_POWERLOSS_SEED=%q: %v", s, err)
-		}
-		return n
-	}
-	return uint64(time.Now().UnixNano())
-}
 
 // A damage source changes a copy of a crash image before it is mounted
 // (media faults: flipped bits, zeroed or stale blocks) and says what
@@ -974,9 +945,7 @@ func mkfsStates(t *testing.T, r *rand.Rand, seed uint64, cs *powerStats) {
 // zeroed or stale block in a durable log record, or a damaged checkpoint
 // file; recoverDamaged says what each must give.
 func TestPowerLoss(t *testing.T) {
-	want := powerLossStates(t)
-	seed := powerLossSeed(t)
-	t.Logf("seed %d (rerun with XLOGFS_POWERLOSS_SEED=%d), %d crash states", seed, seed, want)
+	want, seed := crashKnobs(t, "XLOGFS_POWERLOSS")
 	r := rand.New(rand.NewPCG(seed, 0x90e4))
 	var cs powerStats
 	modeStates := map[JournalMode]int{}

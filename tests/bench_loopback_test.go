@@ -2,12 +2,10 @@ package tests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // mountLoopbackForeground serves dir at mnt with "xlogfs loopback-mount
@@ -15,34 +13,8 @@ import (
 // harness's mount, so the mount is undone however the test ends.
 func mountLoopbackForeground(t *testing.T, dir, mnt string, flags ...string) *mount {
 	t.Helper()
-	requireFUSE(t)
-	out, err := os.CreateTemp(t.TempDir(), "loopback-output-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
 	args := append(append([]string{"loopback-mount"}, flags...), dir, mnt)
-	m := &mount{t: t, store: dir, dir: mnt, flags: flags, fgDone: make(chan struct{}), fgOutput: out.Name()}
-	m.fg = exec.Command(xlogfsBin, args...)
-	m.fg.Stdout, m.fg.Stderr = out, out
-	if err := m.fg.Start(); err != nil {
-		t.Fatalf("starting xlogfs %s: %v", strings.Join(args, " "), err)
-	}
-	m.pid = m.fg.Process.Pid
-	m.setLive(true)
-	go func() {
-		m.fg.Wait()
-		close(m.fgDone)
-	}()
-	t.Cleanup(m.cleanup)
-	for !isMounted(mnt) {
-		select {
-		case <-m.fgDone:
-			t.Fatalf("xlogfs %s exited (%v) before mounting:\n%s", strings.Join(args, " "), m.fg.ProcessState, m.log())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return m
+	return serveForeground(t, &mount{t: t, store: dir, dir: mnt, flags: flags}, args)
 }
 
 // TestLoopbackFlushLatency: "xlogfs loopback-mount --flush-latency D", the

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlogfs/xlogfs/fusefs"
+	"github.com/moby/sys/mountinfo"
 	"github.com/xlogfs/xlogfs/journal"
 	"golang.org/x/sys/unix"
 )
@@ -182,15 +182,23 @@ func tryMountDaemon(t testing.TB, store, mnt string, flags ...string) (*mount, e
 // table. The mount is undone when the test ends.
 func mountForeground(t testing.TB, store, mnt string, flags ...string) *mount {
 	t.Helper()
-	requireFUSE(t)
-	m := &mount{t: t, store: store, dir: mnt, flags: flags, fgDone: make(chan struct{})}
 	args := append(append([]string{"mount", "--foreground"}, mountFlags(flags)...), store, mnt)
-	out, err := os.CreateTemp(t.TempDir(), "foreground-output-")
+	return serveForeground(t, &mount{t: t, store: store, dir: mnt, flags: flags}, args)
+}
+
+// serveForeground starts "xlogfs ARGS", a command that serves m.dir in the
+// foreground until unmounted, its output kept for m.log, and returns m
+// once m.dir is in the mount table (the test fails if the command exits
+// first). The mount is undone when the test ends, however it ends.
+func serveForeground(t testing.TB, m *mount, args []string) *mount {
+	t.Helper()
+	requireFUSE(t)
+	out, err := os.CreateTemp(t.TempDir(), args[0]+"-output-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	m.fgOutput = out.Name()
+	m.fgOutput, m.fgDone = out.Name(), make(chan struct{})
 	m.fg = exec.Command(xlogfsBin, args...)
 	m.fg.Stdout, m.fg.Stderr = out, out
 	if err := m.fg.Start(); err != nil {
@@ -203,7 +211,7 @@ func mountForeground(t testing.TB, store, mnt string, flags ...string) *mount {
 		close(m.fgDone)
 	}()
 	t.Cleanup(m.cleanup)
-	for !isMounted(mnt) {
+	for !isMounted(m.dir) {
 		select {
 		case <-m.fgDone:
 			t.Fatalf("xlogfs %s exited (%v) before mounting:\n%s", strings.Join(args, " "), m.fg.ProcessState, m.log())
@@ -459,11 +467,11 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
-// isMounted reports whether dir is a mount point in this mount namespace.
+// isMounted reports whether dir is a mount point in this mount namespace,
+// from the mount table: it never touches dir, whose daemon may be hung.
 func isMounted(dir string) bool {
-	return anyLineFields("/proc/self/mounts", func(fields []string) bool {
-		return len(fields) > 1 && fusefs.UnescapeMountField(fields[1]) == dir
-	})
+	ms, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+	return err == nil && len(ms) > 0
 }
 
 // anyLineFields reports whether some line of the file at path, split into

@@ -1,13 +1,13 @@
 package store
 
 import (
-	"bufio"
-	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -123,30 +123,20 @@ func overwritable(f *os.File) (int64, error) {
 var dataJournaled sync.Map // dev uint64 → bool
 
 // journalsData reports whether the ext4 filesystem on dev is mounted
-// data=journal (/proc/self/mountinfo's super options). Unknown counts as
-// yes.
+// data=journal (its super options in /proc/self/mountinfo). Unknown counts
+// as yes.
 func journalsData(dev uint64) bool {
 	if v, ok := dataJournaled.Load(dev); ok {
 		return v.(bool)
 	}
 	yes := true
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		want := fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			// id parent MAJ:MIN root mountpoint options ... - type source superoptions
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 3 || fields[2] != want {
-				continue
-			}
-			for i, fl := range fields {
-				if fl == "-" && i+3 < len(fields) {
-					yes = strings.Contains(","+fields[i+3]+",", ",data=journal,")
-				}
-			}
-			break
-		}
-		f.Close()
+	maj, mnr := int(unix.Major(dev)), int(unix.Minor(dev))
+	ms, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		match := m.Major == maj && m.Minor == mnr
+		return !match, match // the first mount of dev: its super options are every mount's
+	})
+	if err == nil && len(ms) > 0 {
+		yes = slices.Contains(strings.Split(ms[0].VFSOptions, ","), "data=journal")
 	}
 	dataJournaled.Store(dev, yes)
 	return yes

@@ -114,16 +114,16 @@ func crashes(c *CrashFS, n int, seed uint64) []*CrashFS {
 func checkFileStates(t *testing.T, c *CrashFS, durable []byte, changes []change, n int) map[string]bool {
 	t.Helper()
 	allowed := fileStates(durable, changes)
-	live, _ := readFile(t, c, "/f")
+	live, _ := ReadFile(t, c, "/f")
 	if !allowed[string(live)] || !allowed[string(durable)] {
 		t.Fatal("the oracle misses an extreme") // a check of the test itself
 	}
-	if b, ok := readFile(t, c.Crash(nil), "/f"); !ok || !bytes.Equal(b, durable) {
+	if b, ok := ReadFile(t, c.Crash(nil), "/f"); !ok || !bytes.Equal(b, durable) {
 		t.Fatalf("Crash(nil): /f holds %s (exists %v), want the durable bytes only", describe(b), ok)
 	}
 	seen := map[string]bool{}
 	for i, img := range crashes(c, n, 7) {
-		b, ok := readFile(t, img, "/f")
+		b, ok := ReadFile(t, img, "/f")
 		if !ok {
 			t.Fatalf("crash %d lost /f, whose name is durable", i)
 		}
@@ -194,7 +194,7 @@ func TestCrashFSDataStates(t *testing.T) {
 			} else {
 				check(t, f.Datasync())
 			}
-			live, _ := readFile(t, c, "/f")
+			live, _ := ReadFile(t, c, "/f")
 			if len(live) != 1800 {
 				t.Fatalf("live size %d, want 1800", len(live))
 			}
@@ -202,7 +202,7 @@ func TestCrashFSDataStates(t *testing.T) {
 				t.Fatalf("Pending after %s = %d", sync, c.Pending())
 			}
 			for i, img := range crashes(c, 100, 8) {
-				if b, _ := readFile(t, img, "/f"); !bytes.Equal(b, live) {
+				if b, _ := ReadFile(t, img, "/f"); !bytes.Equal(b, live) {
 					t.Fatalf("crash %d after %s: /f holds %s, want %s", i, sync, describe(b), describe(live))
 				}
 			}
@@ -237,13 +237,13 @@ func TestCrashFSAllocateStates(t *testing.T) {
 	}
 	checkFileStates(t, c, durable, changes, 2000)
 	check(t, f.Datasync())
-	live, _ := readFile(t, c, "/f")
+	live, _ := ReadFile(t, c, "/f")
 	want := join(fill('o', 256), make([]byte, 512), fill('o', 256), make([]byte, 100), fill('o', 924), make([]byte, 3200-2048))
 	if !bytes.Equal(live, want) {
 		t.Fatalf("live /f: %s, want %s", describe(live), describe(want))
 	}
 	for i, img := range crashes(c, 50, 9) {
-		if b, _ := readFile(t, img, "/f"); !bytes.Equal(b, live) {
+		if b, _ := ReadFile(t, img, "/f"); !bytes.Equal(b, live) {
 			t.Fatalf("crash %d after fdatasync: %s", i, describe(b))
 		}
 	}
@@ -280,15 +280,15 @@ func TestCrashFSRandomOps(t *testing.T) {
 			} else {
 				check(t, f.Datasync())
 			}
-			durable, _ = readFile(t, c, "/f")
+			durable, _ = ReadFile(t, c, "/f")
 			changes = nil
 		}
-		if b, _ := readFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, durable) {
+		if b, _ := ReadFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, durable) {
 			t.Fatalf("step %d: Crash(nil) holds %s, want the bytes of the last sync: %s", step, describe(b), describe(durable))
 		}
 		allowed := fileStates(durable, changes)
 		for i, img := range crashes(c, 10, uint64(step)) {
-			if b, _ := readFile(t, img, "/f"); !allowed[string(b)] {
+			if b, _ := ReadFile(t, img, "/f"); !allowed[string(b)] {
 				t.Fatalf("step %d, crash %d: /f holds %s, which no power cut could leave (durable %s, %d changes)",
 					step, i, describe(b), describe(durable), len(changes))
 			}
@@ -309,7 +309,7 @@ func tree(t *testing.T, c *CrashFS, dir string) map[string]string {
 			out[n] = "dir"
 			continue
 		}
-		b, _ := readFile(t, c, dir+"/"+n)
+		b, _ := ReadFile(t, c, dir+"/"+n)
 		out[n] = string(b)
 	}
 	return out
@@ -387,7 +387,7 @@ func TestCrashFSNewDirNeedsParentSync(t *testing.T) {
 		t.Fatal("a directory whose parent was never synced survived Crash(nil)")
 	}
 	check(t, c.SyncDir("/"))
-	if b, ok := readFile(t, c.Crash(nil), "/d/f"); !ok || string(b) != "data" {
+	if b, ok := ReadFile(t, c.Crash(nil), "/d/f"); !ok || string(b) != "data" {
 		t.Fatalf("after the parent's sync: %q, %v", b, ok)
 	}
 }
@@ -411,13 +411,13 @@ func TestCrashFSCrashIsASnapshot(t *testing.T) {
 		check(t, g.Sync())
 		check(t, img.Remove("/f"))
 	}
-	if b, _ := readFile(t, c, "/f"); string(b) != "new!" {
+	if b, _ := ReadFile(t, c, "/f"); string(b) != "new!" {
 		t.Fatalf("live /f after crashes: %q", b)
 	}
 	if c.Pending() != pending || !exists(c, "/g") {
 		t.Fatalf("crashes changed the live filesystem: %d pending, want %d", c.Pending(), pending)
 	}
-	if b, _ := readFile(t, c.Crash(nil), "/f"); string(b) != "old" {
+	if b, _ := ReadFile(t, c.Crash(nil), "/f"); string(b) != "old" {
 		t.Fatalf("Crash(nil) /f: %q", b)
 	}
 }
@@ -434,7 +434,7 @@ func TestCrashFSWriteback(t *testing.T) {
 	}
 	f.WriteAt(fill('n', SectorSize), 0)
 	check(t, f.Writeback())
-	if b, _ := readFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, fill('o', 1024)) {
+	if b, _ := ReadFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, fill('o', 1024)) {
 		t.Fatalf("written back but not flushed, Crash(nil): %s", describe(b))
 	}
 	if c.Pending() != 1 { // the write, in the device's cache
@@ -442,7 +442,7 @@ func TestCrashFSWriteback(t *testing.T) {
 	}
 	check(t, c.SyncDir("/x")) // any flush of the device
 	want := join(fill('n', 512), fill('o', 512))
-	if b, _ := readFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, want) {
+	if b, _ := ReadFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, want) {
 		t.Fatalf("written back and flushed, Crash(nil): %s", describe(b))
 	}
 
@@ -450,7 +450,7 @@ func TestCrashFSWriteback(t *testing.T) {
 	f.WriteAt(fill('a', 100), 1024)
 	check(t, f.Writeback())
 	check(t, c.SyncDir("/x"))
-	if b, _ := readFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, want) {
+	if b, _ := ReadFile(t, c.Crash(nil), "/f"); !bytes.Equal(b, want) {
 		t.Fatalf("an append written back and flushed, Crash(nil): %s", describe(b))
 	}
 	check(t, f.Sync())
@@ -462,7 +462,7 @@ func TestCrashFSWriteback(t *testing.T) {
 	f.WriteAt(fill('h', 10), 600) // into the hole
 	check(t, f.Writeback())
 	check(t, c.SyncDir("/x"))
-	if b, _ := readFile(t, c.Crash(nil), "/f"); b[600] != 0 {
+	if b, _ := ReadFile(t, c.Crash(nil), "/f"); b[600] != 0 {
 		t.Fatalf("an overwrite of a hole written back and flushed reached the disk")
 	}
 	f.WriteAt(fill('w', 512), 512) // fills the hole
@@ -500,7 +500,7 @@ func TestCrashFSFailedSyncLosesAppend(t *testing.T) {
 	}
 	ff.SetFault(nil)
 	check(t, f.Sync())
-	b, _ := readFile(t, c.Crash(nil), "/f")
+	b, _ := ReadFile(t, c.Crash(nil), "/f")
 	if bytes.IndexByte(b, 'n') >= 0 {
 		t.Fatalf("after a failed fsync of an append and a good fsync, "+
 			"the disk holds the appended bytes the failed fsync lost: %s", describe(b))
@@ -512,7 +512,7 @@ func TestCrashFSFailedSyncLosesAppend(t *testing.T) {
 	// next sync makes it durable.
 	f.WriteAt(fill('r', 512), 1536)
 	check(t, f.Sync())
-	b, _ = readFile(t, c.Crash(nil), "/f")
+	b, _ = ReadFile(t, c.Crash(nil), "/f")
 	if want := slices.Concat(fill('o', 1024), make([]byte, 512), fill('r', 512)); !bytes.Equal(b, want) {
 		t.Fatalf("after rewriting part of the lost append and syncing, the disk holds %s", describe(b))
 	}
@@ -540,7 +540,7 @@ func TestCrashFSCapacity(t *testing.T) {
 		if !errors.Is(err, syscall.ENOSPC) || !errors.As(err, &pe) || pe.Path != "/f" {
 			t.Errorf("%s past the capacity: %v, want ENOSPC on /f", name, err)
 		}
-		if b, _ := readFile(t, c, "/f"); !bytes.Equal(b, fill('o', 4096)) || c.Pending() != pending {
+		if b, _ := ReadFile(t, c, "/f"); !bytes.Equal(b, fill('o', 4096)) || c.Pending() != pending {
 			t.Errorf("a refused %s changed /f: %s, %d pending", name, describe(b), c.Pending())
 		}
 	}
@@ -617,7 +617,7 @@ func TestCrashFSEdit(t *testing.T) {
 	f := durableFile(t, c, "/f", []byte("abcd"))
 	check(t, c.Edit("/f", func(b []byte) { b[1] = 'X' }))
 	for _, img := range crashes(c, 10, 6) {
-		if b, _ := readFile(t, img, "/f"); string(b) != "aXcd" {
+		if b, _ := ReadFile(t, img, "/f"); string(b) != "aXcd" {
 			t.Fatalf("after Edit a crash holds %q", b)
 		}
 	}
@@ -625,7 +625,7 @@ func TestCrashFSEdit(t *testing.T) {
 	if err := c.Edit("/f", func(b []byte) { b[2] = 'Y' }); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("Edit with a write pending: %v, want EINVAL", err)
 	}
-	if b, _ := readFile(t, c, "/f"); string(b) != "!Xcd" {
+	if b, _ := ReadFile(t, c, "/f"); string(b) != "!Xcd" {
 		t.Fatalf("a refused Edit changed /f: %q", b)
 	}
 	if err := c.Edit("/nope", func([]byte) {}); !errors.Is(err, os.ErrNotExist) {
@@ -720,7 +720,7 @@ func TestCrashFSUnlinkedOpenFile(t *testing.T) {
 		t.Fatalf("ReadAt of the unlinked file: %q", p[:n])
 	}
 	// Not yet durable: the name may come back, with its data as synced.
-	if b, ok := readFile(t, c.Crash(nil), "/f"); !ok || string(b) != "keepmore" {
+	if b, ok := ReadFile(t, c.Crash(nil), "/f"); !ok || string(b) != "keepmore" {
 		t.Fatalf("an unsynced remove, Crash(nil): %q, %v", b, ok)
 	}
 	check(t, c.SyncDir("/"))

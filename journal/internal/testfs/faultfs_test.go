@@ -47,17 +47,6 @@ func writeDurable(t *testing.T, st store.StoreFS, name string, b []byte) {
 	check(t, f.Close())
 }
 
-// readFile returns name's bytes as st reads them, and false if it is missing.
-func readFile(t *testing.T, st store.StoreFS, name string) ([]byte, bool) {
-	t.Helper()
-	b, err := store.ReadFile(st, name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false
-	}
-	check(t, err)
-	return b, true
-}
-
 func exists(st store.StoreFS, name string) bool {
 	_, err := st.Stat(name)
 	return err == nil
@@ -229,7 +218,7 @@ func TestFaultFSFailsTheChosenCall(t *testing.T) {
 // and at a crash.
 func unchangedF(t *testing.T, c *CrashFS) {
 	t.Helper()
-	if b, ok := readFile(t, c, "/d/f"); !ok || string(b) != "hello" {
+	if b, ok := ReadFile(t, c, "/d/f"); !ok || string(b) != "hello" {
 		t.Errorf("/d/f now holds %q (exists %v), want \"hello\"", b, ok)
 	}
 	if c.Pending() != 0 {
@@ -261,10 +250,10 @@ func TestFaultFSFailsOnlyThatCall(t *testing.T) {
 			t.Fatalf("write %d of /d/g: %v", i, err)
 		}
 	}
-	if b, _ := readFile(t, c, "/d/f"); string(b) != "AeClo" {
+	if b, _ := ReadFile(t, c, "/d/f"); string(b) != "AeClo" {
 		t.Errorf("/d/f holds %q, want the failed write missing: \"AeClo\"", b)
 	}
-	if b, _ := readFile(t, c, "/d/g"); string(b) != "abc" {
+	if b, _ := ReadFile(t, c, "/d/g"); string(b) != "abc" {
 		t.Errorf("/d/g holds %q, want \"abc\"", b)
 	}
 	if n := ff.Calls("write"); n != 6 {
@@ -297,7 +286,7 @@ func TestFaultFSOpenOps(t *testing.T) {
 	if _, err := ff.OpenFile("/d/f", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("O_TRUNC open with truncate failing: %v", err)
 	}
-	if b, _ := readFile(t, c, "/d/f"); string(b) != "hello" {
+	if b, _ := ReadFile(t, c, "/d/f"); string(b) != "hello" {
 		t.Fatalf("a failed O_TRUNC open truncated: %q", b)
 	}
 	// A new file's O_TRUNC is no truncate.
@@ -342,10 +331,10 @@ func TestFaultFSFailedSyncLosesTheWrite(t *testing.T) {
 			}
 			ff.SetFault(nil)
 			check(t, f.Sync())
-			if b, _ := readFile(t, c, "/d/f"); string(b) != "HELLO" {
+			if b, _ := ReadFile(t, c, "/d/f"); string(b) != "HELLO" {
 				t.Errorf("the page cache lost the write: %q", b)
 			}
-			if b, _ := readFile(t, c.Crash(nil), "/d/f"); string(b) != "hello" {
+			if b, _ := ReadFile(t, c.Crash(nil), "/d/f"); string(b) != "hello" {
 				t.Errorf("after a failed %s and a good fsync the disk holds %q, want the write lost: \"hello\"", op, b)
 			}
 			// A write after the failure is made durable as usual.
@@ -353,7 +342,7 @@ func TestFaultFSFailedSyncLosesTheWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, f.Sync())
-			if b, _ := readFile(t, c.Crash(nil), "/d/f"); string(b) != "Jello" {
+			if b, _ := ReadFile(t, c.Crash(nil), "/d/f"); string(b) != "Jello" {
 				t.Errorf("a write after the failure, fsynced: disk holds %q, want \"Jello\"", b)
 			}
 		})
@@ -370,7 +359,7 @@ func TestFaultFSPassesThrough(t *testing.T) {
 	check(t, f.Datasync())
 	check(t, ff.Rename("/d/f", "/d/g"))
 	check(t, ff.SyncDir("/d"))
-	if b, _ := readFile(t, c.Crash(nil), "/d/g"); string(b) != "hello, world" {
+	if b, _ := ReadFile(t, c.Crash(nil), "/d/g"); string(b) != "hello, world" {
 		t.Fatalf("through FaultFS, durably: %q", b)
 	}
 	names, err := ff.ReadDir("/d")

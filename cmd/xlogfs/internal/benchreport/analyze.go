@@ -331,7 +331,7 @@ func (res *Results) attribute(metric, factor, at, from, to string) {
 		return
 	}
 	res.Attribution = append(res.Attribution, Attribution{Metric: metric, Factor: factor, At: at, From: from, To: to,
-		Ratio: iv.Center, CILow: iv.Lo, CIHigh: iv.Hi, Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence})
+		RatioCI: ratioCI(iv)})
 }
 
 func (res *Results) row(t Target) Row {

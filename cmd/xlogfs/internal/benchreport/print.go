@@ -672,7 +672,7 @@ func PrintAttribution(w io.Writer, res *Results, wide bool) {
 			key = fmt.Sprintf("kernel at %s: %s → %s", a.At, implOf(res, a.From), implOf(res, a.To))
 		}
 		label[a.From+"|"+a.To] = key
-		cs = append(cs, Comparison{Metric: a.Metric, Target: a.From, Reference: a.To, Ratio: a.Ratio, CILow: a.CILow, CIHigh: a.CIHigh, Rounds: a.Rounds, Confidence: a.Confidence})
+		cs = append(cs, Comparison{Metric: a.Metric, Target: a.From, Reference: a.To, RatioCI: a.RatioCI})
 	}
 	tw := newTable(w, wide, 1)
 	var metrics, rows []string

@@ -73,7 +73,7 @@ func TestAnalyzeKnownEffects(t *testing.T) {
 	if !ok {
 		t.Fatalf("no cksum_cpu comparison of sector/avx512: %+v", res.Comparisons)
 	}
-	if !near(c.Ratio, 1.5) || !near(c.CILow, 1.5) || !c.Significant || c.CILow <= 1 || c.Reference != "batched/avx512" || c.Rounds != 10 {
+	if !near(c.Ratio, 1.5) || !near(float64(c.CILow), 1.5) || !c.Significant || c.CILow <= 1 || c.Reference != "batched/avx512" || c.Rounds != 10 {
 		t.Errorf("sector/avx512 vs batched/avx512 checksum CPU: %+v; want 1.5, significant (the drift cancels in pairs)", c)
 	}
 	tp, ok := res.Comparison("throughput", "sector/avx512")
@@ -233,7 +233,7 @@ func TestTooFewRoundsIsNeverSignificant(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsInf(back.Comparisons[0].CILow, -1) && !math.IsInf(back.Comparisons[0].CIHigh, 1) {
+	if !math.IsInf(float64(back.Comparisons[0].CILow), -1) || back.Comparisons[0].CIHigh != res.Comparisons[0].CIHigh {
 		t.Errorf("bounds read back as %+v", back.Comparisons[0])
 	}
 }
@@ -361,5 +361,40 @@ func TestDescribeRatio(t *testing.T) {
 	tp, _ := res.Comparison("throughput", "sector/avx512")
 	if got := DescribeRatio(tp.Interval()); !strings.HasSuffix(got, ", not significant") || !strings.Contains(got, "−") {
 		t.Errorf("DescribeRatio of a wobble = %q", got)
+	}
+}
+
+// Both kinds of ratio write an open bound as null and a finite one as a
+// number, and read each back as it was.
+func TestIntervalBoundsJSON(t *testing.T) {
+	a := Attribution{Metric: "fsync_p99", Factor: "kernel", RatioCI: RatioCI{Ratio: 0.5, CILow: 0.25, CIHigh: HighBound(math.Inf(1)), Rounds: 3}}
+	c := Comparison{Metric: "fsync_p99", RatioCI: RatioCI{Ratio: 2, CILow: LowBound(math.Inf(-1)), CIHigh: HighBound(math.NaN())}}
+	for _, v := range []any{a, c} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		switch v.(type) {
+		case Attribution:
+			want = `"ci_low":0.25,"ci_high":null`
+			var back Attribution
+			if err := json.Unmarshal(b, &back); err != nil || back.CILow != 0.25 || !math.IsInf(float64(back.CIHigh), 1) || back.Ratio != 0.5 || back.Rounds != 3 || back.Factor != "kernel" {
+				t.Errorf("%s read back as %+v, %v", b, back, err)
+			}
+		case Comparison:
+			want = `"ci_low":null,"ci_high":null`
+			var back Comparison
+			if err := json.Unmarshal(b, &back); err != nil || !math.IsInf(float64(back.CILow), -1) || !math.IsInf(float64(back.CIHigh), 1) || back.Ratio != 2 {
+				t.Errorf("%s read back as %+v, %v", b, back, err)
+			}
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%T as JSON: %s, want %s", v, b, want)
+		}
+	}
+	var c2 Comparison
+	if err := json.Unmarshal([]byte(`{"ci_low":"x"}`), &c2); err == nil || !strings.Contains(err.Error(), "interval bound") {
+		t.Errorf("a string bound: %v", err)
 	}
 }

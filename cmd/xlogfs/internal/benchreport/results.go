@@ -275,25 +275,35 @@ type XFSRow struct {
 // Comparison is a target against a reference, on one metric: the median
 // of the rounds' ratios target ÷ reference and its interval.
 type Comparison struct {
-	Metric      string  `json:"metric"`
-	Target      string  `json:"target"`
-	Reference   string  `json:"reference"`
-	Ratio       float64 `json:"ratio"`
-	CILow       float64 `json:"ci_low"`
-	CIHigh      float64 `json:"ci_high"`
-	Significant bool    `json:"significant"`
-	Rounds      int     `json:"rounds"`
-	Confidence  float64 `json:"confidence"`
+	Metric    string `json:"metric"`
+	Target    string `json:"target"`
+	Reference string `json:"reference"`
+	RatioCI
 }
 
 func comparison(metric, target, ref string, iv benchstat.Interval) Comparison {
-	return Comparison{Metric: metric, Target: target, Reference: ref, Ratio: iv.Center, CILow: iv.Lo, CIHigh: iv.Hi,
-		Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence}
+	return Comparison{Metric: metric, Target: target, Reference: ref, RatioCI: ratioCI(iv)}
 }
 
-// Interval is the comparison's ratio and interval.
-func (c Comparison) Interval() benchstat.Interval {
-	return benchstat.Interval{Center: c.Ratio, Lo: c.CILow, Hi: c.CIHigh, N: c.Rounds, Confidence: c.Confidence}
+// RatioCI is a ratio per round, its median and interval, as a Comparison
+// and an Attribution carry it (its fields are theirs in JSON). Significant
+// says the interval excludes 1.
+type RatioCI struct {
+	Ratio       float64   `json:"ratio"`
+	CILow       LowBound  `json:"ci_low"`
+	CIHigh      HighBound `json:"ci_high"`
+	Significant bool      `json:"significant"`
+	Rounds      int       `json:"rounds"`
+	Confidence  float64   `json:"confidence"`
+}
+
+func ratioCI(iv benchstat.Interval) RatioCI {
+	return RatioCI{Ratio: iv.Center, CILow: LowBound(iv.Lo), CIHigh: HighBound(iv.Hi), Significant: iv.Excludes(1), Rounds: iv.N, Confidence: iv.Confidence}
+}
+
+// Interval is the ratio and its interval.
+func (r RatioCI) Interval() benchstat.Interval {
+	return benchstat.Interval{Center: r.Ratio, Lo: float64(r.CILow), Hi: float64(r.CIHigh), N: r.Rounds, Confidence: r.Confidence}
 }
 
 // Attribution is the effect of one factor with the other held: of batching
@@ -301,22 +311,12 @@ func (c Comparison) Interval() benchstat.Interval {
 // the kernel (From another implementation, To the best, both in mode At).
 // Ratio is To ÷ From per round, its median and interval.
 type Attribution struct {
-	Metric      string  `json:"metric"`
-	Factor      string  `json:"factor"` // batching or kernel
-	At          string  `json:"at"`     // the level the other factor is held at
-	From        string  `json:"from"`
-	To          string  `json:"to"`
-	Ratio       float64 `json:"ratio"`
-	CILow       float64 `json:"ci_low"`
-	CIHigh      float64 `json:"ci_high"`
-	Significant bool    `json:"significant"`
-	Rounds      int     `json:"rounds"`
-	Confidence  float64 `json:"confidence"`
-}
-
-// Interval is the attribution's ratio and interval.
-func (a Attribution) Interval() benchstat.Interval {
-	return benchstat.Interval{Center: a.Ratio, Lo: a.CILow, Hi: a.CIHigh, N: a.Rounds, Confidence: a.Confidence}
+	Metric string `json:"metric"`
+	Factor string `json:"factor"` // batching or kernel
+	At     string `json:"at"`     // the level the other factor is held at
+	From   string `json:"from"`
+	To     string `json:"to"`
+	RatioCI
 }
 
 // Decomposition splits the change of a metric from From (a mode other than
@@ -332,70 +332,45 @@ type Decomposition struct {
 	Kernel   benchstat.Interval `json:"kernel_share"`
 }
 
-// MarshalJSON writes infinite bounds as null.
-func (c Comparison) MarshalJSON() ([]byte, error) {
-	type plain Comparison
-	return json.Marshal(struct {
-		plain
-		CILow  *float64 `json:"ci_low"`
-		CIHigh *float64 `json:"ci_high"`
-	}{plain(c), finiteOrNil(c.CILow), finiteOrNil(c.CIHigh)})
+// LowBound and HighBound are the ends of a ratio's interval. JSON cannot
+// hold an infinity (too few rounds leave a bound open): an open or NaN
+// bound is written as null, and null reads back as -Inf or +Inf.
+type (
+	LowBound  float64
+	HighBound float64
+)
+
+func (b LowBound) MarshalJSON() ([]byte, error)  { return boundJSON(float64(b)) }
+func (b HighBound) MarshalJSON() ([]byte, error) { return boundJSON(float64(b)) }
+
+func (b *LowBound) UnmarshalJSON(j []byte) error {
+	v, err := unboundJSON(j, math.Inf(-1))
+	*b = LowBound(v)
+	return err
 }
 
-// UnmarshalJSON reads null bounds as infinities.
-func (c *Comparison) UnmarshalJSON(b []byte) error {
-	type plain Comparison
-	var v struct {
-		plain
-		CILow  *float64 `json:"ci_low"`
-		CIHigh *float64 `json:"ci_high"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*c = Comparison(v.plain)
-	c.CILow, c.CIHigh = bound(v.CILow, math.Inf(-1)), bound(v.CIHigh, math.Inf(1))
-	return nil
+func (b *HighBound) UnmarshalJSON(j []byte) error {
+	v, err := unboundJSON(j, math.Inf(1))
+	*b = HighBound(v)
+	return err
 }
 
-// MarshalJSON writes infinite bounds as null.
-func (a Attribution) MarshalJSON() ([]byte, error) {
-	type plain Attribution
-	return json.Marshal(struct {
-		plain
-		CILow  *float64 `json:"ci_low"`
-		CIHigh *float64 `json:"ci_high"`
-	}{plain(a), finiteOrNil(a.CILow), finiteOrNil(a.CIHigh)})
-}
-
-// UnmarshalJSON reads null bounds as infinities.
-func (a *Attribution) UnmarshalJSON(b []byte) error {
-	type plain Attribution
-	var v struct {
-		plain
-		CILow  *float64 `json:"ci_low"`
-		CIHigh *float64 `json:"ci_high"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*a = Attribution(v.plain)
-	a.CILow, a.CIHigh = bound(v.CILow, math.Inf(-1)), bound(v.CIHigh, math.Inf(1))
-	return nil
-}
-
-func bound(p *float64, null float64) float64 {
-	if p == nil {
-		return null
-	}
-	return *p
-}
-
-func finiteOrNil(x float64) *float64 {
+func boundJSON(x float64) ([]byte, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
+		return []byte("null"), nil
 	}
-	return &x
+	return json.Marshal(x)
+}
+
+func unboundJSON(j []byte, null float64) (float64, error) {
+	if string(j) == "null" {
+		return null, nil
+	}
+	var x float64
+	if err := json.Unmarshal(j, &x); err != nil {
+		return 0, fmt.Errorf("interval bound %s: %w", j, err)
+	}
+	return x, nil
 }
 
 // Load reads DIR/results.json.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
+	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,25 +43,10 @@ func SystemDelayEnv() DelayEnv {
 	return DelayEnv{
 		Euid:     os.Geteuid,
 		Exists:   func(p string) bool { _, err := os.Stat(p); return err == nil },
-		LookPath: lookTool,
+		LookPath: xfsbase.LookTool,
 		Run:      func(name string, args ...string) ([]byte, error) { return exec.Command(name, args...).CombinedOutput() },
 		Release:  func() string { return Machine().Kernel },
 	}
-}
-
-// lookTool finds a program on PATH or in the sbin directories, which a
-// root shell may not have on PATH.
-func lookTool(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/bin"} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found", name)
 }
 
 // DelayReadiness is what the probe found. Err nil: dm-delay can delay the

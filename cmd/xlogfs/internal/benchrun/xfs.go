@@ -108,8 +108,10 @@ func (b *Bencher) startXFS(t benchreport.Target, round int, id, dir, mnt string)
 	if spec.DirectIO && !img.DirectIO {
 		b.warn(t, round, "the loop device would not take direct I/O on its image: the image's blocks are cached twice")
 	}
-	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		x.run.OtherMounts = xfsbase.OtherMounts(mi, mnt)
+	if others, err := xfsbase.OtherMounts(mnt); err == nil {
+		x.run.OtherMounts = others
+	} else {
+		b.warn(t, round, err.Error())
 	}
 	x.perfWhy = b.perfWhy()
 	x.countWhy = x.perfWhy

@@ -50,8 +50,10 @@ func TestPerfCountFsyncsReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer img.Teardown()
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
-	others := OtherMounts(mi, s.Mnt)
+	others, err := OtherMounts(s.Mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := StartCount(r.PerfPath, filepath.Join(dir, "stat.csv"), FsyncEvents...)
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -202,41 +202,23 @@ func (img *Image) Teardown() error {
 }
 
 // OtherMounts lists the XFS filesystems mounted on the machine other than
-// at mnt, from /proc/self/mountinfo: their work counts in the kernel's
-// counters too.
-func OtherMounts(mountinfo []byte, mnt string) []string {
+// at mnt ("SOURCE on MOUNTPOINT"), from this mount namespace's table: their
+// work counts in the kernel's counters too.
+func OtherMounts(mnt string) ([]string, error) {
+	ms, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("xfs"))
+	if err != nil {
+		return nil, fmt.Errorf("other XFS mounts: %w", err)
+	}
+	return otherMounts(ms, mnt), nil
+}
+
+// otherMounts is OtherMounts of the table ms.
+func otherMounts(ms []*mountinfo.Info, mnt string) []string {
 	var out []string
-	for _, l := range strings.Split(string(mountinfo), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 2 || qf[0] != "xfs" {
-			continue
-		}
-		if at := unescapeMount(pf[4]); at != mnt {
-			out = append(out, qf[1]+" on "+at)
+	for _, m := range ms {
+		if m.FSType == "xfs" && m.Mountpoint != mnt {
+			out = append(out, m.Source+" on "+m.Mountpoint)
 		}
 	}
 	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/sys/mountinfo"
 )
 
 // realXFS is this machine's readiness for the baseline; the tests that
@@ -23,18 +26,14 @@ func realXFS(t *testing.T) Readiness {
 	return r
 }
 
-func mountLine(t *testing.T, mnt string) string {
+// mountsAt returns the mounts at mnt in the mount table.
+func mountsAt(t *testing.T, mnt string) []*mountinfo.Info {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(mnt))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[4] == mnt {
-			return l
-		}
-	}
-	return ""
+	return ms
 }
 
 // A round's image: made, formatted with the log asked for, mounted with
@@ -50,9 +49,13 @@ func TestSetupTeardown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer img.Teardown()
-	line := mountLine(t, s.Mnt)
-	if !strings.Contains(line, " - xfs "+img.Loop) || !strings.Contains(line, "logbufs=4") || !strings.Contains(line, "logbsize=64k") {
-		t.Errorf("mountinfo line %q: want xfs on %s with logbufs=4,logbsize=64k", line, img.Loop)
+	ms := mountsAt(t, s.Mnt)
+	if len(ms) != 1 {
+		t.Fatalf("%d mounts at %s, want 1", len(ms), s.Mnt)
+	}
+	m := ms[0]
+	if opts := strings.Split(m.VFSOptions, ","); m.FSType != "xfs" || m.Source != img.Loop || !slices.Contains(opts, "logbufs=4") || !slices.Contains(opts, "logbsize=64k") {
+		t.Errorf("mounted %s from %s with %s: want xfs from %s with logbufs=4,logbsize=64k", m.FSType, m.Source, m.VFSOptions, img.Loop)
 	}
 	out, err := exec.Command("xfs_info", s.Mnt).CombinedOutput()
 	if err == nil && (!strings.Contains(string(out), "blocks=16384, version=2") || !strings.Contains(string(out), "sunit=0 blks")) {
@@ -88,8 +91,8 @@ func TestSetupTeardown(t *testing.T) {
 
 func assertGone(t *testing.T, s Spec, loop string) {
 	t.Helper()
-	if l := mountLine(t, s.Mnt); l != "" {
-		t.Errorf("still mounted: %s", l)
+	for _, m := range mountsAt(t, s.Mnt) {
+		t.Errorf("still mounted: %s from %s at %s", m.FSType, m.Source, m.Mountpoint)
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "xfs.img")); !os.IsNotExist(err) {
 		t.Errorf("image still there: %v", err)

@@ -31,7 +31,7 @@ type Env struct {
 func System() Env {
 	return Env{
 		Euid:      os.Geteuid,
-		LookPath:  lookTool,
+		LookPath:  LookTool,
 		ReadFile:  os.ReadFile,
 		Exists:    func(p string) bool { _, err := os.Stat(p); return err == nil },
 		Release:   release,
@@ -151,9 +151,10 @@ func KernelSymbol(readFile func(string) ([]byte, error), sym string) error {
 	return fmt.Errorf("%s is not in /proc/kallsyms: this kernel's XFS has no such function to sample", sym)
 }
 
-// lookTool finds a program on PATH or in the sbin directories, which a
-// root shell may not have on PATH.
-func lookTool(name string) (string, error) {
+// LookTool finds a program on PATH or in the sbin directories, which a
+// root shell may not have on PATH (the baselines' mkfs.xfs, losetup,
+// dmsetup, perf).
+func LookTool(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}

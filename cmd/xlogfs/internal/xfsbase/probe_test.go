@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/moby/sys/mountinfo"
 )
 
 // fakeEnv is a machine with everything the baseline needs; each test case
@@ -125,8 +127,35 @@ func TestOtherMounts(t *testing.T) {
 47 26 7:0 / /work/b/mnt rw,relatime - xfs /dev/loop0 rw,logbufs=8,logbsize=256k
 48 26 7:1 / /srv/my\040data rw,relatime - xfs /dev/sdb1 rw
 `
-	got := OtherMounts([]byte(info), "/work/b/mnt")
+	ms, err := mountinfo.GetMountsFromReader(strings.NewReader(info), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := otherMounts(ms, "/work/b/mnt")
 	if len(got) != 1 || got[0] != "/dev/sdb1 on /srv/my data" {
 		t.Errorf("other XFS mounts %q, want [/dev/sdb1 on /srv/my data]", got)
+	}
+}
+
+// LookTool looks in the sbin directories when PATH does not have them, as
+// a root shell's may not; a missing program is an error naming it.
+func TestLookTool(t *testing.T) {
+	var want string
+	for _, p := range []string{"/usr/sbin/losetup", "/sbin/losetup", "/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs"} {
+		if _, err := os.Stat(p); err == nil {
+			want = p
+			break
+		}
+	}
+	if want == "" {
+		t.Skip("neither losetup nor mkfs.xfs is in /usr/sbin or /sbin")
+	}
+	t.Setenv("PATH", t.TempDir())
+	name := want[strings.LastIndex(want, "/")+1:]
+	if got, err := LookTool(name); err != nil || !strings.HasSuffix(got, "/"+name) {
+		t.Errorf("LookTool(%s) with an empty PATH = %q, %v; want it found in an sbin directory", name, got, err)
+	}
+	if _, err := LookTool("no-such-tool-xlogfs"); err == nil || !strings.Contains(err.Error(), "no-such-tool-xlogfs") {
+		t.Errorf("LookTool of a missing program: %v", err)
 	}
 }
