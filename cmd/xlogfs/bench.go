@@ -19,7 +19,8 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "what batching and the kernel save: checksum modes × crc32c kernels under a workload, with intervals and a verdict", run: runBench})
+	register(command{name: "bench", summary: "what batching and the kernel save: checksum modes × crc32c kernels under a workload, with intervals and a verdict", min: 0, max: 0, setup: runBench})
+	register(command{name: "bench report", summary: "print a saved bench run again, or compare runs", args: "DIR [DIR2...]", min: 1, max: -1, setup: runBenchReport})
 }
 
 const benchAbout = `
@@ -111,11 +112,8 @@ const (
 	defaultRate      = 1000
 )
 
-func runBench(args []string) error {
-	if len(args) > 0 && args[0] == "report" {
-		return runBenchReport(args[1:])
-	}
-	fs := newFlags("bench", "", benchAbout)
+func runBench(fs *flagSet) func([]string) error {
+	fs.about = benchAbout
 	fs.alsoUsage("xlogfs bench report [flags] DIR [DIR2...]")
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(benchrun.ModeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
@@ -139,154 +137,153 @@ func runBench(args []string) error {
 	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	usage := fs.usagef
-	cfg := benchreport.Config{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
-		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
-	if cfg.Workload == "mariadb" {
-		cfg.Tables, cfg.TableSize = *tables, *tableSize
-	}
-	targets, err := benchrun.Targets(&cfg, *modes, *impls)
-	if err != nil {
-		return usage("%v", err)
-	}
-	if targets, err = benchrun.WithTransports(targets, *transports); err != nil {
-		return usage("%v", err)
-	}
-	for _, b := range strings.Split(*baseline, ",") {
-		switch b = strings.TrimSpace(b); b {
-		case "", "none":
-		case "loopback", "native", benchreport.XFSTarget:
-			if slices.Contains(cfg.Baselines, b) {
-				continue
-			}
-			cfg.Baselines = append(cfg.Baselines, b)
-			targets = append(targets, benchreport.Target{Name: b, Kind: b})
-		default:
-			return usage("--baseline: unknown %q (want loopback, native, xfs or none)", b)
+	return func([]string) (err error) {
+		usage := fs.usagef
+		cfg := benchreport.Config{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
+			Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
+		if cfg.Workload == "mariadb" {
+			cfg.Tables, cfg.TableSize = *tables, *tableSize
 		}
-	}
-	switch {
-	case len(targets) == 0:
-		return usage("nothing to run: give --modes and --impls, or --baseline")
-	case !slices.Contains(benchwork.Workloads, cfg.Workload):
-		return usage("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(benchwork.Workloads, ", "))
-	case cfg.Journal != "meta" && cfg.Journal != "data":
-		return usage("--journal: unknown %q (want meta or data)", cfg.Journal)
-	case cfg.Device != "ram" && cfg.Device != "disk":
-		return usage("--device: unknown %q (want ram or disk)", cfg.Device)
-	case cfg.FlushLatency < 0 || cfg.FlushLatency > time.Second:
-		return usage("--flush-latency: 0 to 1s")
-	case cfg.Duration < time.Second:
-		return usage("--time: at least 1s")
-	case cfg.Clients < 1 || cfg.Clients > 256:
-		return usage("--clients: 1 to 256")
-	case cfg.Rounds < 1:
-		return usage("--rounds: at least 1")
-	case cfg.ProfileRate < 1 || cfg.ProfileRate > 100000:
-		return usage("--profile-rate: 1 to 100000 Hz")
-	case cfg.WriteSize < 1 || cfg.WriteSize > 16<<20:
-		return usage("--write-size: 1 byte to 16 MiB")
-	case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
-		return usage("--tables and --table-size: at least 1")
-	}
-	var warnings []string
-	if cfg.Reference, err = benchrun.ResolveReference(*reference, targets); err != nil {
-		if *reference != defaultReference {
-			return usage("--reference: %v", err)
-		}
-		cfg.Reference = targets[0].Name
-		if len(targets) > 1 {
-			warnings = append(warnings, fmt.Sprintf("no %s target: comparing with %s instead", defaultReference, cfg.Reference))
-		}
-	}
-	if cfg.Seed == 0 {
-		cfg.Seed = rand.Uint64()>>12 + 1 // short enough to type back
-	}
-	cfg.MountFlags = strings.Fields(*mountFlags)
-	if err := benchrun.Prereqs(cfg, targets); err != nil {
-		return err
-	}
-	var xfs xfsbase.Readiness
-	var geom benchrun.Geometry
-	if slices.Contains(cfg.Baselines, benchreport.XFSTarget) {
-		if geom, err = benchrun.XlogfsGeometry(cfg.MountFlags); err != nil {
+		targets, err := benchrun.Targets(&cfg, *modes, *impls)
+		if err != nil {
 			return usage("%v", err)
 		}
-		var ws []string
-		if xfs, ws, err = benchrun.XFSPrereqs(xfsbase.System()); err != nil {
+		if targets, err = benchrun.WithTransports(targets, *transports); err != nil {
+			return usage("%v", err)
+		}
+		for _, b := range strings.Split(*baseline, ",") {
+			switch b = strings.TrimSpace(b); b {
+			case "", "none":
+			case "loopback", "native", benchreport.XFSTarget:
+				if slices.Contains(cfg.Baselines, b) {
+					continue
+				}
+				cfg.Baselines = append(cfg.Baselines, b)
+				targets = append(targets, benchreport.Target{Name: b, Kind: b})
+			default:
+				return usage("--baseline: unknown %q (want loopback, native, xfs or none)", b)
+			}
+		}
+		switch {
+		case len(targets) == 0:
+			return usage("nothing to run: give --modes and --impls, or --baseline")
+		case !slices.Contains(benchwork.Workloads, cfg.Workload):
+			return usage("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(benchwork.Workloads, ", "))
+		case cfg.Journal != "meta" && cfg.Journal != "data":
+			return usage("--journal: unknown %q (want meta or data)", cfg.Journal)
+		case cfg.Device != "ram" && cfg.Device != "disk":
+			return usage("--device: unknown %q (want ram or disk)", cfg.Device)
+		case cfg.FlushLatency < 0 || cfg.FlushLatency > time.Second:
+			return usage("--flush-latency: 0 to 1s")
+		case cfg.Duration < time.Second:
+			return usage("--time: at least 1s")
+		case cfg.Clients < 1 || cfg.Clients > 256:
+			return usage("--clients: 1 to 256")
+		case cfg.Rounds < 1:
+			return usage("--rounds: at least 1")
+		case cfg.ProfileRate < 1 || cfg.ProfileRate > 100000:
+			return usage("--profile-rate: 1 to 100000 Hz")
+		case cfg.WriteSize < 1 || cfg.WriteSize > 16<<20:
+			return usage("--write-size: 1 byte to 16 MiB")
+		case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
+			return usage("--tables and --table-size: at least 1")
+		}
+		var warnings []string
+		if cfg.Reference, err = benchrun.ResolveReference(*reference, targets); err != nil {
+			if *reference != defaultReference {
+				return usage("--reference: %v", err)
+			}
+			cfg.Reference = targets[0].Name
+			if len(targets) > 1 {
+				warnings = append(warnings, fmt.Sprintf("no %s target: comparing with %s instead", defaultReference, cfg.Reference))
+			}
+		}
+		if cfg.Seed == 0 {
+			cfg.Seed = rand.Uint64()>>12 + 1 // short enough to type back
+		}
+		cfg.MountFlags = strings.Fields(*mountFlags)
+		if err := benchrun.Prereqs(cfg, targets); err != nil {
 			return err
 		}
-		for _, w := range ws {
-			fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", w)
+		var xfs xfsbase.Readiness
+		var geom benchrun.Geometry
+		if slices.Contains(cfg.Baselines, benchreport.XFSTarget) {
+			if geom, err = benchrun.XlogfsGeometry(cfg.MountFlags); err != nil {
+				return usage("%v", err)
+			}
+			var ws []string
+			if xfs, ws, err = benchrun.XFSPrereqs(xfsbase.System()); err != nil {
+				return err
+			}
+			for _, w := range ws {
+				fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", w)
+			}
+			warnings = append(warnings, ws...)
+			cfg.PerfRate = cfg.ProfileRate
 		}
-		warnings = append(warnings, ws...)
-		cfg.PerfRate = cfg.ProfileRate
-	}
-	// Which targets the emulated device reaches: xlogfs's by its mount's
-	// emulated flush, the baselines by dm-delay where the kernel has it
-	// (the loopback by its own emulated flush otherwise).
-	var delay *benchrun.DelayReadiness
-	if cfg.FlushLatency > 0 && len(cfg.Baselines) > 0 {
-		needExt4 := slices.Contains(cfg.Baselines, "native") || slices.Contains(cfg.Baselines, "loopback")
-		d := benchrun.ProbeDelay(benchrun.SystemDelayEnv(), cfg.FlushLatency, needExt4)
-		delay = &d
-	}
-	reach := benchrun.FlushReach(cfg.FlushLatency, targets, delay)
-	var unreached []string
-	for _, f := range reach {
-		if !f.Reached {
-			unreached = append(unreached, f.Target)
+		// Which targets the emulated device reaches: xlogfs's by its mount's
+		// emulated flush, the baselines by dm-delay where the kernel has it
+		// (the loopback by its own emulated flush otherwise).
+		var delay *benchrun.DelayReadiness
+		if cfg.FlushLatency > 0 && len(cfg.Baselines) > 0 {
+			needExt4 := slices.Contains(cfg.Baselines, "native") || slices.Contains(cfg.Baselines, "loopback")
+			d := benchrun.ProbeDelay(benchrun.SystemDelayEnv(), cfg.FlushLatency, needExt4)
+			delay = &d
 		}
-	}
-	if len(unreached) > 0 {
-		msg := fmt.Sprintf("--flush-latency %v does not reach %s (%v): their flushes per fsync are not measured; %s",
-			cfg.FlushLatency, strings.Join(unreached, ", "), delay.Err, delay.Found)
-		fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", msg)
-		warnings = append(warnings, msg)
-	}
-	if cfg.Out == "" {
-		cfg.Out = "bench-" + time.Now().Format("20060102-150405")
-	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return err
-	}
-	if abs, err := filepath.Abs(cfg.Out); err == nil {
-		cfg.Out = abs
-	}
-	if cfg.Rounds < benchstat.MinRounds() {
-		warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
-	}
+		reach := benchrun.FlushReach(cfg.FlushLatency, targets, delay)
+		var unreached []string
+		for _, f := range reach {
+			if !f.Reached {
+				unreached = append(unreached, f.Target)
+			}
+		}
+		if len(unreached) > 0 {
+			msg := fmt.Sprintf("--flush-latency %v does not reach %s (%v): their flushes per fsync are not measured; %s",
+				cfg.FlushLatency, strings.Join(unreached, ", "), delay.Err, delay.Found)
+			fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", msg)
+			warnings = append(warnings, msg)
+		}
+		if cfg.Out == "" {
+			cfg.Out = "bench-" + time.Now().Format("20060102-150405")
+		}
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return err
+		}
+		if abs, err := filepath.Abs(cfg.Out); err == nil {
+			cfg.Out = abs
+		}
+		if cfg.Rounds < benchstat.MinRounds() {
+			warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
+		}
 
-	res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets,
-		Warnings: warnings, FlushReach: reach}
-	if delay != nil {
-		res.FlushProbe = delay.Found
-	}
-	b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom, Delay: delay}
-	fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
-		len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
-	if err := b.Run(targets); err != nil {
-		return err
-	}
-	benchreport.Analyze(res)
-	if err := writeBenchOutputs(res); err != nil {
-		return err
-	}
-	reportOut := os.Stdout
-	if *asJSON {
-		reportOut = os.Stderr
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets,
+			Warnings: warnings, FlushReach: reach}
+		if delay != nil {
+			res.FlushProbe = delay.Found
+		}
+		b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom, Delay: delay}
+		fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
+			len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
+		if err := b.Run(targets); err != nil {
 			return err
 		}
+		benchreport.Analyze(res)
+		if err := writeBenchOutputs(res); err != nil {
+			return err
+		}
+		reportOut := os.Stdout
+		if *asJSON {
+			reportOut = os.Stderr
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		}
+		benchreport.Print(reportOut, res)
+		fmt.Fprintf(reportOut, "\nresults.json, bench.txt, profiles and chart.svg/png in %s (took %v)\n", cfg.Out, time.Since(res.Started).Round(time.Second))
+		return nil
 	}
-	benchreport.Print(reportOut, res)
-	fmt.Fprintf(reportOut, "\nresults.json, bench.txt, profiles and chart.svg/png in %s (took %v)\n", cfg.Out, time.Since(res.Started).Round(time.Second))
-	return nil
 }
 
 // writeBenchOutputs saves results.json, bench.txt and the chart in the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "logprint", summary: "print the records (and ops, transactions) of a store's log", run: runLogprint})
+	register(command{name: "logprint", summary: "print the records (and ops, transactions) of a store's log", args: "DIR", min: 1, max: 1, setup: runLogprint})
 }
 
 type jsonOp struct {
@@ -145,65 +144,58 @@ func (f logFilter) matches(op journal.Op) bool {
 	return true
 }
 
-func runLogprint(args []string) error {
-	fs := newFlags("logprint", "DIR", logprintAbout)
+func runLogprint(fs *flagSet) func(pos []string) error {
+	fs.about = logprintAbout
 	ops := fs.Bool("ops", false, "print each op header of each record")
 	txs := fs.Bool("transactions", false, "print the transactions, reassembled across records")
 	all := fs.Bool("all", false, "also the records behind the tail, still in the log file (marked old)")
 	from := fs.String("from", "", "start at this LSN, cycle,block (e.g. 1,0)")
 	to := fs.String("to", "", "end at this LSN, cycle,block (included)")
 	ino := fs.Uint64("ino", 0, "keep records and transactions with an op on this inode")
-	opType := fs.String("type", "", "keep records and transactions with an op of this type: "+strings.Join(opTypeNames(), ", "))
+	opType := stringEnum(fs, "type", "", opTypeNames(), "op type", "keep records and transactions with an op of this type")
 	stats := fs.Bool("stats", false, "print a count and the bytes of each op type, and the records' header and payload bytes")
 	asJSON := fs.Bool("json", false, "print JSON: an object with a records list")
 	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	var filt logFilter
-	if *from != "" {
-		if filt.from, err = parseLSN(*from); err != nil {
-			return fs.usagef("--from: %v", err)
+	return func(pos []string) (err error) {
+		var filt logFilter
+		if *from != "" {
+			if filt.from, err = parseLSN(*from); err != nil {
+				return fs.usagef("--from: %v", err)
+			}
 		}
-	}
-	if *to != "" {
-		if filt.to, err = parseLSN(*to); err != nil {
-			return fs.usagef("--to: %v", err)
+		if *to != "" {
+			if filt.to, err = parseLSN(*to); err != nil {
+				return fs.usagef("--to: %v", err)
+			}
+			if filt.to < filt.from {
+				return fs.usagef("--to %s is before --from %s", *to, *from)
+			}
 		}
-		if filt.to < filt.from {
-			return fs.usagef("--to %s is before --from %s", *to, *from)
-		}
-	}
-	fs.Visit(func(f *flag.Flag) { filt.hasIno = filt.hasIno || f.Name == "ino" })
-	filt.ino = journal.Ino(*ino)
-	if *opType != "" {
-		if !slices.Contains(opTypeNames(), *opType) {
-			return fs.usagef("--type: unknown op type %q (want %s)", *opType, strings.Join(opTypeNames(), ", "))
-		}
-		filt.opType = *opType
-	}
-	rep, err := inspectWaiting(pos[0], *wait, "logprint", *all)
-	if err != nil {
-		return err
-	}
-	out := buildLog(pos[0], rep, logOptions{ops: *ops || *asJSON, txs: *txs, all: *all, stats: *stats, filter: filt})
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		filt.hasIno = fs.Changed("ino")
+		filt.ino = journal.Ino(*ino)
+		filt.opType = opType.v
+		rep, err := inspectWaiting(pos[0], *wait, "logprint", *all)
+		if err != nil {
 			return err
 		}
-	} else {
-		printLog(os.Stdout, out, *ops, *txs)
-	}
-	if out.Status != "ok" {
-		if !*asJSON {
-			fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", out.Error)
+		out := buildLog(pos[0], rep, logOptions{ops: *ops || *asJSON, txs: *txs, all: *all, stats: *stats, filter: filt})
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			printLog(os.Stdout, out, *ops, *txs)
 		}
-		return exitCode(1)
+		if out.Status != "ok" {
+			if !*asJSON {
+				fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", out.Error)
+			}
+			return exitCode(1)
+		}
+		return nil
 	}
-	return nil
 }
 
 // opTypeNames are the op types --type takes: the journal's, and unmount.

@@ -32,6 +32,7 @@ func parseSize(s string) (int64, error) {
 type sizeFlag struct{ n int64 }
 
 func (f *sizeFlag) String() string { return formatSize(f.n) }
+func (f *sizeFlag) Type() string   { return "size" }
 func (f *sizeFlag) Set(s string) error {
 	n, err := parseSize(s)
 	f.n = n

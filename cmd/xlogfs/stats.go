@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(command{name: "stats", summary: "print a mounted filesystem's counters, once or every interval (MOUNTPOINT/.stats)", run: runStats})
+	register(command{name: "stats", summary: "print a mounted filesystem's counters, once or every interval (MOUNTPOINT/.stats)", args: "MOUNTPOINT", min: 1, max: 1, setup: runStats})
 }
 
 const statsAbout = `
@@ -51,62 +51,58 @@ interval, with the rates, the counters' differences ("delta") and their
 values at the interval's end ("totals"). expvar (mount --pprof) serves the
 same names.`
 
-func runStats(args []string) error {
-	fs := newFlags("stats", "MOUNTPOINT", statsAbout)
+func runStats(fs *flagSet) func(pos []string) error {
+	fs.about = statsAbout
 	asJSON := fs.Bool("json", false, "print JSON")
 	histogram := fs.Bool("histogram", false, "print every histogram's buckets, not only its summary")
-	interval := fs.Duration("interval", 0, "print the rates of every interval of this length (e.g. 1s) instead of the totals")
-	fs.alias("i", "interval")
-	count := fs.Int("count", 0, "with --interval: stop after this many intervals (0: until interrupted)")
-	fs.alias("c", "count")
+	interval := fs.DurationP("interval", "i", 0, "print the rates of every interval of this length (e.g. 1s) instead of the totals")
+	count := fs.IntP("count", "c", 0, "with --interval: stop after this many intervals (0: until interrupted)")
 	xfsLine := fs.Bool("xfs", false, "print the log's counters as the log line of XFS's /proc/fs/xfs/stat: writes, blocks, noiclogs, force, force_sleep")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *interval < 0 || *interval > 0 && *interval < 10*time.Millisecond:
-		return fs.usagef("--interval %v: want 10ms or more", *interval)
-	case *count < 0:
-		return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
-	case *count > 0 && *interval == 0:
-		return fs.usagef("--count needs --interval")
-	case *xfsLine && (*interval > 0 || *asJSON || *histogram):
-		return fs.usagef("--xfs prints one line: not with --interval, --json or --histogram")
-	}
-	mnt := pos[0]
-	first, err := readMountStats(mnt)
-	if err != nil {
-		return err
-	}
-	if *xfsLine {
-		line, err := xfsLogLine(first.file)
-		if err != nil {
-			return fmt.Errorf("%s: %w", mnt, err)
+	return func(pos []string) (err error) {
+		switch {
+		case *interval < 0 || *interval > 0 && *interval < 10*time.Millisecond:
+			return fs.usagef("--interval %v: want 10ms or more", *interval)
+		case *count < 0:
+			return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
+		case *count > 0 && *interval == 0:
+			return fs.usagef("--count needs --interval")
+		case *xfsLine && (*interval > 0 || *asJSON || *histogram):
+			return fs.usagef("--xfs prints one line: not with --interval, --json or --histogram")
 		}
-		fmt.Println(line)
-		return nil
-	}
-	if *interval > 0 {
-		return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
-	}
-	if *asJSON {
-		out := first.file.JSON(*histogram)
-		out["mountpoint"] = first.mnt
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		mnt := pos[0]
+		first, err := readMountStats(mnt)
+		if err != nil {
 			return err
 		}
-	} else {
-		printStats(os.Stdout, first.file, *histogram)
+		if *xfsLine {
+			line, err := xfsLogLine(first.file)
+			if err != nil {
+				return fmt.Errorf("%s: %w", mnt, err)
+			}
+			fmt.Println(line)
+			return nil
+		}
+		if *interval > 0 {
+			return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
+		}
+		if *asJSON {
+			out := first.file.JSON(*histogram)
+			out["mountpoint"] = first.mnt
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			printStats(os.Stdout, first.file, *histogram)
+		}
+		// The journal's state leads the counters; one that is not "ok" is
+		// also said on stderr, where a script's reader will see it.
+		if state, ok := first.file.Value("state"); ok && state != "ok" {
+			fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", mnt, state)
+		}
+		return nil
 	}
-	// The journal's state leads the counters; one that is not "ok" is
-	// also said on stderr, where a script's reader will see it.
-	if state, ok := first.file.Value("state"); ok && state != "ok" {
-		fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", mnt, state)
-	}
-	return nil
 }
 
 // mountStats is one reading of a mount's .stats.
