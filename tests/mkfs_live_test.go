@@ -22,7 +22,10 @@ func TestMkfsMountedStore(t *testing.T) {
 	m := mountDaemon(t, store, mnt)
 	mustOK(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("x\n"), 0o644))
 
-	for _, args := range [][]string{{"mkfs", "--force", store}, {"mkfs", store}} {
+	// A second mount of the store says the same: where and by whom.
+	other := filepath.Join(t.TempDir(), "mnt2")
+	mustOK(t, os.Mkdir(other, 0o755))
+	for _, args := range [][]string{{"mkfs", "--force", store}, {"mkfs", store}, {"mount", store, other}, {"mount", "--foreground", store, other}} {
 		code, out, errs := xlogfsRun(t, args...)
 		for _, want := range []string{store + " is in use: mounted at " + mnt, fmt.Sprintf("locked by pid %d", m.pid), "unmount it first (xlogfs umount " + mnt + ")"} {
 			if code != 1 || !strings.Contains(errs, want) || strings.Contains(out, "made xlogfs store") {

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"4096": 4096, "4k": 4096, "256K": 256 << 10, "64MiB": 64 << 20, "1g": 1 << 30, "512b": 512, " 32kb ": 32 << 10} {
+	for in, want := range map[string]int64{"4096": 4096, "4k": 4096, "256K": 256 << 10, "64MiB": 64 << 20, "1g": 1 << 30, "1T": 1 << 40, "512b": 512, " 32kb ": 32 << 10} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}

@@ -56,6 +56,9 @@ Every checksum mode (mount --mode) works under either.`
 		case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
 			return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
 		}
+		if err := storeArg(pos[0]); err != nil {
+			return err
+		}
 		if err := refuseMounted(pos[0]); err != nil {
 			return err
 		}

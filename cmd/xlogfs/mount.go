@@ -346,7 +346,10 @@ func checkStoreDir(dir string, ro bool) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
 	case !st.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
+		return storeArg(dir)
+	}
+	if err := refuseMounted(dir); err != nil {
+		return err
 	}
 	if empty, err := emptyDir(dir); err != nil {
 		return err
@@ -544,7 +547,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	start := time.Now()
 	jfs, err := journal.Open(dir, opts)
 	if err != nil {
-		return err
+		return inUseOf(dir, err)
 	}
 	r := jfs.Recovery()
 	switch {

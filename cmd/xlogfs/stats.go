@@ -60,7 +60,7 @@ func runStats(fs *flagSet) func(pos []string) error {
 	xfsLine := fs.Bool("xfs", false, "print the log's counters as the log line of XFS's /proc/fs/xfs/stat: writes, blocks, noiclogs, force, force_sleep")
 	return func(pos []string) (err error) {
 		switch {
-		case *interval < 0 || *interval > 0 && *interval < 10*time.Millisecond:
+		case fs.Changed("interval") && *interval < 10*time.Millisecond:
 			return fs.usagef("--interval %v: want 10ms or more", *interval)
 		case *count < 0:
 			return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"bytes"
 	"errors"
 	"fmt"
@@ -101,8 +102,10 @@ func xlogfsMount(mnt string) (string, error) {
 	}
 	switch {
 	case found == nil:
-		if _, err := os.Lstat(mnt); err != nil {
-			return "", fmt.Errorf("%s: %w", mnt, err)
+		if _, err := os.Lstat(mnt); errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist, so nothing is mounted there", mnt)
+		} else if err != nil {
+			return "", fmt.Errorf("%s: %w", mnt, unwrapPath(err))
 		}
 		return "", fmt.Errorf("%s is not mounted", mnt)
 	case found.fstype != fuseType:

@@ -62,7 +62,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mount", "--journal", "all", "a", "b"}, `--journal: unknown journal mode "all" (want meta or data)`},
 		{[]string{"mount", "--log-items", "physical", "a", "b"}, `--log-items: unknown log items "physical" (want xfs or logical)`},
 		{[]string{"mount", "--transport", "splice", "a", "b"}, `--transport: unknown transport "splice" (want classic, uring or auto)`},
-		{[]string{"mount", "--logbsize", "12q", "a", "b"}, `invalid value "12q" for --logbsize: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
+		{[]string{"mount", "--logbsize", "12q", "a", "b"}, `invalid value "12q" for --logbsize: bad size "12q" (want a number with an optional k, m, g or t suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mount", "--logbsize", "48k", "a", "b"}, "--logbsize 48k: want a power of two from 32k to 256k"},
 		{[]string{"mount", "--logbufs", "9", "a", "b"}, "--logbufs 9: want 2 to 8"},
 		{[]string{"mount", "--checkpoint-interval", "0s", "a", "b"}, "--checkpoint-interval must be positive"},
@@ -73,7 +73,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mount", "--pprof", "6060", "a", "b"}, `--pprof: "6060" is not host:port, such as 127.0.0.1:6060`},
 		{[]string{"mount", "--debug=maybe", "a", "b"}, `invalid value "maybe" for --debug: want true or false`},
 		{[]string{"mkfs"}, "missing DIR"},
-		{[]string{"mkfs", "--log-size", "12q", "d"}, `invalid value "12q" for --log-size: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
+		{[]string{"mkfs", "--log-size", "12q", "d"}, `invalid value "12q" for --log-size: bad size "12q" (want a number with an optional k, m, g or t suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mkfs", "a", "b"}, `too many arguments: "b" (want DIR)`},
 		{[]string{"mkfs", "--log-size", "64k", "d"}, "--log-size 64k: want 512k to 1024G"},
 		{[]string{"mkfs", "--logbsize", "100k", "d"}, "--logbsize 100k: want a power of two from 32k to 256k"},
@@ -89,6 +89,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"logprint", "--ino", "x", "d"}, `invalid value "x" for --ino: want a whole number`},
 		{[]string{"stats", "--interval", "1ms", "m"}, "--interval 1ms: want 10ms or more"},
 		{[]string{"stats", "--count", "2", "m"}, "--count needs --interval"},
+		{[]string{"stats", "-i", "0", "m"}, "--interval 0s: want 10ms or more"},
+		{[]string{"mkfs", "--log-size", "2T", "d"}, "--log-size 2T: want 512k to 1024G"},
 		{[]string{"stats", "-i", "x", "m"}, `invalid value "x" for -i/--interval: want a duration such as 500ms, 2s or 1m30s`},
 		{[]string{"loopback-mount", "d"}, "missing MOUNTPOINT"},
 		{[]string{"pprof-share"}, "missing PROFILE"},
@@ -116,6 +118,8 @@ func TestUsageErrors(t *testing.T) {
 // command line: exit status 1, a message in the user's terms.
 func TestRuntimeFailuresExit1(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
+	file := filepath.Join(t.TempDir(), "README.md")
+	os.WriteFile(file, []byte("# not a store\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -123,9 +127,13 @@ func TestRuntimeFailuresExit1(t *testing.T) {
 		{[]string{"stats", missing}, "xlogfs stats: " + missing + ": no such file or directory"},
 		{[]string{"check", missing}, "is not an xlogfs store"},
 		{[]string{"pprof-share", missing}, "no such file or directory"},
+		{[]string{"mkfs", file}, "xlogfs mkfs: " + file + " is a file, not a directory: a store is a directory"},
+		{[]string{"logprint", file}, "xlogfs logprint: " + file + " is a file, not a directory"},
+		{[]string{"check", file}, "xlogfs check: " + file + " is a file, not a directory"},
+		{[]string{"umount", "/nonexistent-xlogfs"}, "xlogfs umount: /nonexistent-xlogfs does not exist, so nothing is mounted there"},
 	} {
 		code, _, errs := runCapture(t, tc.args...)
-		if code != 1 || !strings.Contains(errs, tc.want) {
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "readdirent") || strings.Contains(errs, "lstat") {
 			t.Errorf("xlogfs %s: exit %d, %q; want exit 1 and %q", strings.Join(tc.args, " "), code, errs, tc.want)
 		}
 		if regexp.MustCompile(`(journal|profiling|fusefs|logbuf|cksum): `).MatchString(errs) {
