@@ -1,10 +1,10 @@
 package main
 
 import (
-	"io/fs"
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
