@@ -22,6 +22,16 @@ func TestMkfsMountedStore(t *testing.T) {
 	m := mountDaemon(t, store, mnt)
 	mustOK(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("x\n"), 0o644))
 
+	// info names the mount point and the daemon, from the store or the
+	// mount point, and the mount's choices.
+	for _, arg := range []string{store, mnt} {
+		code, out, errs := xlogfsRun(t, "info", arg)
+		for _, want := range []string{fmt.Sprintf("mounted   at %s by pid %d", mnt, m.pid), "state     in use: mounted, journal ok", "checksum  crc covers whole, mode batched, kernel "} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("xlogfs info %s: exit %d, %q %q; want %q", arg, code, out, errs, want)
+			}
+		}
+	}
 	// A second mount of the store says the same: where and by whom.
 	other := filepath.Join(t.TempDir(), "mnt2")
 	mustOK(t, os.Mkdir(other, 0o755))
