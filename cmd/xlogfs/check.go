@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
 func init() {
@@ -89,7 +91,7 @@ its unmount) is waited for, up to --wait.`
 		sound := rep.Sound()
 		switch {
 		case rep.Corrupt != nil:
-			fmt.Printf("log: CORRUPT: %v\n", rep.Corrupt)
+			fmt.Printf("log: CORRUPT: %s\n", corruptText(rep.Corrupt, dir))
 		case rep.Torn:
 			fmt.Printf("log: torn write at LSN %v (offset %d): %v; it may have been in flight (%s from it on, at most %d in flight), so a mount cuts the log there, dropping %s and %s\n",
 				rep.Bad.LSN(), rep.Bad.Offset, rep.Bad.Err, plural(rep.InFlight, "record"), rep.LogBufs, plural(len(rep.Later), "later in-flight record"), rep.Stake().Count())
@@ -183,7 +185,15 @@ func printLost(rep *journal.LogReport) {
 	for i, u := range rep.Unread {
 		text := u.String()
 		if i == 0 {
-			text += ": " + rep.Bad.Err.Error()
+			// The error names the record again ("record 1,90: CRC
+			// mismatch"): said once.
+			why := strings.TrimPrefix(rep.Bad.Err.Error(), "record "+u.LSN.String()+": ")
+			switch {
+			case u.Why != "" && strings.HasSuffix(text, "("+u.Why+")") && strings.HasPrefix(why, u.Why):
+				text = strings.TrimSuffix(text, "("+u.Why+")") + "(" + why + ")"
+			case !strings.Contains(text, why):
+				text += ": " + why
+			}
 		}
 		lines = append(lines, line{uint64(u.LSN), text})
 	}
@@ -202,4 +212,33 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// corruptText says what a *CorruptionError says in a few short lines (the
+// error itself is one long sentence, kept for --json): where, what, why it
+// is no torn write, what is at stake and what to do. Any other error is
+// its own text.
+func corruptText(err error, dir string) string {
+	var ce *xlog.CorruptionError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	reason := strings.TrimPrefix(ce.Reason.Error(), "record "+ce.LSN.String()+": ")
+	var b strings.Builder
+	fmt.Fprintf(&b, "log corrupt at LSN %v (log offset %d): %s\n", ce.LSN, ce.Offset, reason)
+	fmt.Fprintf(&b, "  not a torn write: %s\n", ce.Evidence)
+	if n := len(ce.AtStake); n > 0 {
+		fmt.Fprintf(&b, "  at stake: at least %d committed transactions after it, possibly acknowledged (tid %#x to %#x)\n",
+			n, ce.AtStake[0].TID, ce.AtStake[n-1].TID)
+	}
+	for i, u := range ce.Unread {
+		if i == 3 {
+			fmt.Fprintf(&b, "  and %s more unread\n", plural(len(ce.Unread)-i, "record"))
+			break
+		}
+		fmt.Fprintf(&b, "  unread: %s\n", u)
+	}
+	fmt.Fprintf(&b, "  to list them: xlogfs logprint --all --transactions %s\n", dir)
+	fmt.Fprintf(&b, "  to cut the log there, losing them: xlogfs check --repair %s", dir)
+	return b.String()
 }

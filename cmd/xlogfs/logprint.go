@@ -178,7 +178,17 @@ func runLogprint(fs *flagSet) func(pos []string) error {
 		if err != nil {
 			return err
 		}
+		if err := checkRange(rep, filt); err != nil {
+			return err
+		}
 		out := buildLog(pos[0], rep, logOptions{ops: *ops || *asJSON, txs: *txs, all: *all, stats: *stats, filter: filt})
+		if *stats {
+			// The summary alone, as pg_waldump --stats prints it.
+			out.Records, out.Transactions = []jsonRecord{}, nil
+		}
+		if note := rangeNote(rep, filt, *all, out); note != "" {
+			fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", note)
+		}
 		if *asJSON {
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
@@ -190,7 +200,11 @@ func runLogprint(fs *flagSet) func(pos []string) error {
 		}
 		if out.Status != "ok" {
 			if !*asJSON {
-				fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", out.Error)
+				msg := out.Error
+				if rep.Corrupt != nil {
+					msg = corruptText(rep.Corrupt, pos[0])
+				}
+				fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", msg)
 			}
 			return exitCode(1)
 		}
@@ -479,6 +493,11 @@ func wholeOp(op logbuf.Op) (journal.Op, bool) {
 }
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
+	if s := l.Stats; s != nil {
+		fmt.Fprintf(w, "log of %s: tail %s, head %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, l.CRCCoverage)
+		printLogStats(w, s)
+		return
+	}
 	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)), l.CRCCoverage)
 	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s %-12s %-5s  %s\n", "LSN", "len", "ops", "crc", "computed", "durable", "where", "status")
 	live, old := 0, 0
@@ -641,4 +660,37 @@ func logState(clean bool, records int) string {
 		return "empty"
 	}
 	return "dirty: a mount replays it"
+}
+
+// checkRange refuses a --from or --to whose block lies outside the log.
+func checkRange(rep *journal.LogReport, f logFilter) error {
+	blocks := uint32(rep.Superblock.LogSize / 512)
+	for _, b := range []struct {
+		flag string
+		lsn  logbuf.LSN
+	}{{"--from", f.from}, {"--to", f.to}} {
+		if b.lsn.Block() >= blocks {
+			return fmt.Errorf("%s %s: block %d is past the end of the log, which has %d blocks (0 to %d)", b.flag, b.lsn, b.lsn.Block(), blocks, blocks-1)
+		}
+	}
+	return nil
+}
+
+// rangeNote explains an empty --from/--to range: behind the tail (the
+// records there are old: --all prints them) or past the head (not written
+// yet).
+func rangeNote(rep *journal.LogReport, f logFilter, all bool, out jsonLog) string {
+	if f.from == 0 && f.to == 0 || len(out.Records) > 0 || out.Stats != nil && out.Stats.Records > 0 {
+		return ""
+	}
+	tail, head := rep.Checkpoint.TailLSN, rep.Head
+	switch {
+	case f.to != 0 && f.to < tail && !all:
+		return fmt.Sprintf("no records from %s to %s: the range is behind the log's tail %s, where the live log starts; --all also prints the old records behind it", f.from, f.to, tail)
+	case f.to != 0 && f.to < tail:
+		return fmt.Sprintf("no records from %s to %s: the range is behind the log's tail %s and no old record is left there", f.from, f.to, tail)
+	case f.from >= head:
+		return fmt.Sprintf("no records from %s: the log's head is %s, where the next record goes", f.from, head)
+	}
+	return ""
 }
