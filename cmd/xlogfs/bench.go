@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"slices"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchchart"
@@ -15,7 +13,6 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchrun"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchwork"
-	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
 )
 
 func init() {
@@ -108,7 +105,7 @@ const (
 	defaultImpls     = "best,linux,generic"
 	defaultRounds    = 10
 	defaultRunTime   = 2 * time.Second
-	defaultReference = "batched/best"
+	defaultReference = benchrun.DefaultReference
 	defaultRate      = 1000
 )
 
@@ -117,9 +114,9 @@ func runBench(fs *flagSet) func([]string) error {
 	fs.alsoUsage("xlogfs bench report [flags] DIR [DIR2...]")
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(benchrun.ModeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
-	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(benchwork.Workloads, ", "))
-	jmode := fs.String("journal", "data", "journal mode of the mounts: data (every written byte is checksummed) or meta")
-	device := fs.String("device", "ram", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
+	workload := stringEnum(fs, "workload", "builtin", benchwork.Workloads, "workload", "the workload")
+	jmode := stringEnum(fs, "journal", "data", []string{"data", "meta"}, "journal mode", "journal mode of the mounts: data (every written byte is checksummed) or meta")
+	device := stringEnum(fs, "device", "ram", []string{"ram", "disk"}, "device", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
 	flushLat := fs.Duration("flush-latency", 0, "make every log flush and data-file sync take exactly this long (e.g. 200us): an emulated device")
 	dur := fs.Duration("time", defaultRunTime, "how long each run drives the workload")
 	clients := fs.Int("clients", 4, "concurrent clients (writers, dbench processes, sysbench threads)")
@@ -137,180 +134,23 @@ func runBench(fs *flagSet) func([]string) error {
 	mountFlags := fs.String("mount-flags", "", "extra flags for every xlogfs mount, space-separated (e.g. \"--direct-io --attr-timeout 5s\")")
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
-	return func([]string) (err error) {
-		usage := fs.usagef
-		cfg := benchreport.Config{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
-			Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out}
-		if cfg.Workload == "mariadb" {
-			cfg.Tables, cfg.TableSize = *tables, *tableSize
+	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
+	return func([]string) error {
+		cfg := benchreport.Config{Workload: workload.v, Journal: jmode.v, Device: device.v, FlushLatency: *flushLat, Duration: *dur,
+			Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out,
+			Tables: *tables, TableSize: *tableSize}
+		// The run stops cleanly on SIGINT or SIGTERM (results so far kept,
+		// marked partial): its context is the command's, cancelled by either.
+		ctx, stop := signal.NotifyContext(fs.ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		err := benchrun.Run(ctx, benchrun.Options{Config: cfg, Modes: *modes, Impls: *impls, Transports: *transports,
+			Baseline: *baseline, Reference: *reference, MountFlags: *mountFlags, JSON: *asJSON, Wide: *wide,
+			NoProgress: *noProgress, Version: Version, ReadyEnv: readyEnv})
+		if ue := (*benchrun.UsageError)(nil); errors.As(err, &ue) {
+			return fs.usagef("%s", ue.Msg)
 		}
-		targets, err := benchrun.Targets(&cfg, *modes, *impls)
-		if err != nil {
-			return usage("%v", err)
-		}
-		if targets, err = benchrun.WithTransports(targets, *transports); err != nil {
-			return usage("%v", err)
-		}
-		for _, b := range strings.Split(*baseline, ",") {
-			switch b = strings.TrimSpace(b); b {
-			case "", "none":
-			case "loopback", "native", benchreport.XFSTarget:
-				if slices.Contains(cfg.Baselines, b) {
-					continue
-				}
-				cfg.Baselines = append(cfg.Baselines, b)
-				targets = append(targets, benchreport.Target{Name: b, Kind: b})
-			default:
-				return usage("--baseline: unknown %q (want loopback, native, xfs or none)", b)
-			}
-		}
-		switch {
-		case len(targets) == 0:
-			return usage("nothing to run: give --modes and --impls, or --baseline")
-		case !slices.Contains(benchwork.Workloads, cfg.Workload):
-			return usage("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(benchwork.Workloads, ", "))
-		case cfg.Journal != "meta" && cfg.Journal != "data":
-			return usage("--journal: unknown %q (want meta or data)", cfg.Journal)
-		case cfg.Device != "ram" && cfg.Device != "disk":
-			return usage("--device: unknown %q (want ram or disk)", cfg.Device)
-		case cfg.FlushLatency < 0 || cfg.FlushLatency > time.Second:
-			return usage("--flush-latency: 0 to 1s")
-		case cfg.Duration < time.Second:
-			return usage("--time: at least 1s")
-		case cfg.Clients < 1 || cfg.Clients > 256:
-			return usage("--clients: 1 to 256")
-		case cfg.Rounds < 1:
-			return usage("--rounds: at least 1")
-		case cfg.ProfileRate < 1 || cfg.ProfileRate > 100000:
-			return usage("--profile-rate: 1 to 100000 Hz")
-		case cfg.WriteSize < 1 || cfg.WriteSize > 16<<20:
-			return usage("--write-size: 1 byte to 16 MiB")
-		case cfg.Workload == "mariadb" && (cfg.Tables < 1 || cfg.TableSize < 1):
-			return usage("--tables and --table-size: at least 1")
-		}
-		var warnings []string
-		if cfg.Reference, err = benchrun.ResolveReference(*reference, targets); err != nil {
-			if *reference != defaultReference {
-				return usage("--reference: %v", err)
-			}
-			cfg.Reference = targets[0].Name
-			if len(targets) > 1 {
-				warnings = append(warnings, fmt.Sprintf("no %s target: comparing with %s instead", defaultReference, cfg.Reference))
-			}
-		}
-		if cfg.Seed == 0 {
-			cfg.Seed = rand.Uint64()>>12 + 1 // short enough to type back
-		}
-		cfg.MountFlags = strings.Fields(*mountFlags)
-		if err := benchrun.Prereqs(cfg, targets); err != nil {
-			return err
-		}
-		var xfs xfsbase.Readiness
-		var geom benchrun.Geometry
-		if slices.Contains(cfg.Baselines, benchreport.XFSTarget) {
-			if geom, err = benchrun.XlogfsGeometry(cfg.MountFlags); err != nil {
-				return usage("%v", err)
-			}
-			var ws []string
-			if xfs, ws, err = benchrun.XFSPrereqs(xfsbase.System()); err != nil {
-				return err
-			}
-			for _, w := range ws {
-				fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", w)
-			}
-			warnings = append(warnings, ws...)
-			cfg.PerfRate = cfg.ProfileRate
-		}
-		// Which targets the emulated device reaches: xlogfs's by its mount's
-		// emulated flush, the baselines by dm-delay where the kernel has it
-		// (the loopback by its own emulated flush otherwise).
-		var delay *benchrun.DelayReadiness
-		if cfg.FlushLatency > 0 && len(cfg.Baselines) > 0 {
-			needExt4 := slices.Contains(cfg.Baselines, "native") || slices.Contains(cfg.Baselines, "loopback")
-			d := benchrun.ProbeDelay(benchrun.SystemDelayEnv(), cfg.FlushLatency, needExt4)
-			delay = &d
-		}
-		reach := benchrun.FlushReach(cfg.FlushLatency, targets, delay)
-		var unreached []string
-		for _, f := range reach {
-			if !f.Reached {
-				unreached = append(unreached, f.Target)
-			}
-		}
-		if len(unreached) > 0 {
-			msg := fmt.Sprintf("--flush-latency %v does not reach %s (%v): their flushes per fsync are not measured; %s",
-				cfg.FlushLatency, strings.Join(unreached, ", "), delay.Err, delay.Found)
-			fmt.Fprintf(os.Stderr, "xlogfs bench: %s\n", msg)
-			warnings = append(warnings, msg)
-		}
-		if cfg.Out == "" {
-			cfg.Out = "bench-" + time.Now().Format("20060102-150405")
-		}
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return err
-		}
-		if abs, err := filepath.Abs(cfg.Out); err == nil {
-			cfg.Out = abs
-		}
-		if cfg.Rounds < benchstat.MinRounds() {
-			warnings = append(warnings, fmt.Sprintf("--rounds %d: an interval at 95 %% takes %d, so nothing can be significant", cfg.Rounds, benchstat.MinRounds()))
-		}
-
-		res := &benchreport.Results{Version: Version, Started: time.Now(), Machine: benchrun.Machine(), Config: cfg, Targets: targets,
-			Warnings: warnings, FlushReach: reach}
-		if delay != nil {
-			res.FlushProbe = delay.Found
-		}
-		b := &benchrun.Bencher{Cfg: cfg, Res: res, Progress: !*noProgress, ReadyEnv: readyEnv, XFS: xfs, Geom: geom, Delay: delay}
-		fmt.Fprintf(os.Stderr, "xlogfs bench: %d targets × %d rounds of %v, device %s; order seed %d (--seed %d repeats it)\n",
-			len(targets), cfg.Rounds, cfg.Duration, cfg.Device, cfg.Seed, cfg.Seed)
-		if err := b.Run(targets); err != nil {
-			return err
-		}
-		benchreport.Analyze(res)
-		if err := writeBenchOutputs(res); err != nil {
-			return err
-		}
-		reportOut := os.Stdout
-		if *asJSON {
-			reportOut = os.Stderr
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-		}
-		benchreport.Print(reportOut, res)
-		fmt.Fprintf(reportOut, "\nresults.json, bench.txt, profiles and chart.svg/png in %s (took %v)\n", cfg.Out, time.Since(res.Started).Round(time.Second))
-		return nil
+		return err
 	}
 }
 
-// writeBenchOutputs saves results.json, bench.txt and the chart in the
-// run's folder. A chart that cannot be drawn is a warning, not a failure.
-func writeBenchOutputs(res *benchreport.Results) error {
-	dir := res.Config.Out
-	if err := writeChart(res, dir); err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("chart: %v", err))
-	}
-	if err := benchreport.Save(dir, res); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "bench.txt"))
-	if err != nil {
-		return err
-	}
-	benchreport.WriteBenchfmt(f, res)
-	return f.Close()
-}
-
-func writeChart(res *benchreport.Results, dir string) error {
-	svg, png, err := benchchart.Render(res)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "chart.svg"), svg, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "chart.png"), png, 0o644)
-}
+func writeChart(res *benchreport.Results, dir string) error { return benchchart.Write(res, dir) }

@@ -23,11 +23,12 @@ batched/best meet whatever their fastest kernels are called. For a
 benchmark-format view, run benchstat on the runs' bench.txt files.`
 
 // runBenchReport is "xlogfs bench report DIR [DIR2...]".
-func runBenchReport(fs *flagSet) func(pos []string) error {
+func runBenchReport(fs *flagSet) func([]string) error {
 	fs.about = benchReportAbout
 	asJSON := fs.Bool("json", false, "print the (re-analysed) results.json of the first DIR")
 	noChart := fs.Bool("no-chart", false, "do not redraw the chart")
-	return func(dirs []string) (err error) {
+	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
+	return func(dirs []string) error {
 		var runs []*benchreport.Results
 		for _, d := range dirs {
 			res, err := benchreport.Load(d)
@@ -43,7 +44,7 @@ func runBenchReport(fs *flagSet) func(pos []string) error {
 			return enc.Encode(runs[0])
 		}
 		if len(runs) == 1 {
-			benchreport.Print(os.Stdout, runs[0])
+			benchreport.Print(os.Stdout, runs[0], *wide)
 			if !*noChart {
 				if st, err := os.Stat(dirs[0]); err == nil && st.IsDir() {
 					if err := writeChart(runs[0], dirs[0]); err != nil {

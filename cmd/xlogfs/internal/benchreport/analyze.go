@@ -561,14 +561,8 @@ func verdict(res *Results) []string {
 			out = append(out, fmt.Sprintf("%s vs the kernel's XFS at the same log geometry: %s.", res.Config.Reference, strings.Join(parts, "; ")))
 		}
 	}
-	if res.Config.Rounds < benchstat.MinRounds() {
-		rounds := fmt.Sprintf("%d rounds", res.Config.Rounds)
-		if res.Config.Rounds == 1 {
-			rounds = "1 round"
-		}
-		out = append(out, fmt.Sprintf("With %s no interval is finite (it takes %d at %.0f %%): nothing can be significant; run more rounds.",
-			rounds, benchstat.MinRounds(), 100*benchstat.Confidence))
-	}
+	// Too few rounds for an interval: said once, by the report's
+	// TooFewRoundsNote, not in every finding.
 	return out
 }
 
@@ -587,8 +581,8 @@ func orderFirst(xs []string, first string) []string {
 
 // DescribeRatio puts a ratio and its interval in words: "+51 % (95 % CI
 // +44…+58 %)", "×12.9 (95 % CI ×12.1…×13.6)", with ", not significant"
-// when the interval holds 1 and "(too few rounds for an interval)" when
-// there is none.
+// when the interval holds 1, and the ratio alone when there is no interval
+// (the report's TooFewRoundsNote says once why).
 func DescribeRatio(iv benchstat.Interval) string {
 	mult := iv.Center > 2 || iv.Center < 0.5 && iv.Center > 0
 	f := func(r float64) string {
@@ -605,7 +599,8 @@ func DescribeRatio(iv benchstat.Interval) string {
 		s += " %"
 	}
 	if !iv.Finite() {
-		return s + " (too few rounds for an interval), not significant"
+		// No interval: the report says once why (TooFewRoundsNote).
+		return s
 	}
 	ci := fmt.Sprintf("%s…%s", f(iv.Lo), f(iv.Hi))
 	if !mult {

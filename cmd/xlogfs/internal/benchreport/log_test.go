@@ -53,7 +53,7 @@ func TestPrintLogNotMeasured(t *testing.T) {
 		t.Fatalf("xfs row unmeasured %v", row.Unmeasured)
 	}
 	var b bytes.Buffer
-	PrintLog(&b, res)
+	PrintLog(&b, res, true)
 	out := b.String()
 	var xfsLine string
 	for _, l := range strings.Split(out, "\n") {
@@ -79,7 +79,7 @@ func TestPrintLogNotMeasured(t *testing.T) {
 	}
 	// The whole report has the table.
 	b.Reset()
-	Print(&b, res)
+	Print(&b, res, true)
 	if !strings.Contains(b.String(), "the log: writes, blocks and checksum per fsync") {
 		t.Error("Print has no log table")
 	}

@@ -15,32 +15,49 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
 )
 
-// Print writes the whole report: header, table, comparisons, attribution,
-// verdict, warnings.
-func Print(w io.Writer, res *Results) {
+// Print writes the whole report: the answer (Answer) under a line saying
+// what ran where, then the tables, comparisons, attribution, verdict and
+// warnings. Unless wide, every line fits in MaxWidth columns: a table
+// keeps the columns that fit and names the others (results.json has
+// them all).
+func Print(w io.Writer, res *Results, wide bool) {
 	PrintHeader(w, res)
+	if res.Partial {
+		wrap(w, "PARTIAL: "+res.PartialWhy+".", "  ")
+	}
 	fmt.Fprintln(w)
-	PrintTable(w, res)
+	for _, s := range Answer(res) {
+		wrap(w, s, "")
+	}
+	if note := TooFewRoundsNote(res); note != "" {
+		wrap(w, note, "")
+	}
+	if len(res.Runs) == 0 {
+		fmt.Fprintln(w, "\nNo run completed: nothing to report.")
+		return
+	}
+	fmt.Fprintln(w)
+	PrintTable(w, res, wide)
 	if slices.ContainsFunc(res.Rows, hasRequests) || slices.ContainsFunc(res.Rows, hasSyncs) || len(res.FlushReach) > 0 {
 		fmt.Fprintln(w)
-		PrintRequests(w, res)
+		PrintRequests(w, res, wide)
 	}
 	if slices.ContainsFunc(res.Rows, hasLog) {
 		fmt.Fprintln(w)
-		PrintLog(w, res)
+		PrintLog(w, res, wide)
 	}
 	if len(res.Comparisons) > 0 {
 		fmt.Fprintln(w)
-		PrintComparisons(w, res)
+		PrintComparisons(w, res, wide)
 	}
 	if len(res.Attribution) > 0 {
 		fmt.Fprintln(w)
-		PrintAttribution(w, res)
+		PrintAttribution(w, res, wide)
 	}
 	fmt.Fprintln(w)
 	PrintVerdict(w, res)
 	for _, wn := range res.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wn)
+		wrap(w, "warning: "+wn, "  ")
 	}
 }
 
@@ -51,19 +68,20 @@ func PrintHeader(w io.Writer, res *Results) {
 	if c.FlushLatency > 0 {
 		dev += fmt.Sprintf(", every flush %v", c.FlushLatency)
 	}
-	fmt.Fprintf(w, "xlogfs bench: workload %s, journal %s, device %s, %d clients, %v per run, %d rounds in random order (seed %d)\n",
-		c.Workload, c.Journal, dev, c.Clients, c.Duration, c.Rounds, c.Seed)
+	wrap(w, fmt.Sprintf("xlogfs bench: %s workload, journal %s, device %s, %d clients, %d rounds of %v, order seed %d",
+		c.Workload, c.Journal, dev, c.Clients, c.Rounds, c.Duration, c.Seed), "  ")
 	m := res.Machine
-	fmt.Fprintf(w, "machine: %s, %d CPUs, kernel %s, %s, fastest crc32c %s\n", m.CPU, m.CPUs, m.Kernel, m.Go, m.CksumImpl)
+	wrap(w, fmt.Sprintf("machine: %s, %d CPUs, kernel %s, %s, fastest crc32c %s", m.CPU, m.CPUs, m.Kernel, m.Go, m.CksumImpl), "  ")
 }
 
 // PrintTable writes a row per target: medians over rounds, and for the
 // checksum's CPU share its interval, its ratio to the reference and the
-// profile's view with the samples behind it.
-func PrintTable(w io.Writer, res *Results) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// profile's view with the samples behind it. The columns go by
+// importance: those that do not fit in MaxWidth are left to --wide.
+func PrintTable(w io.Writer, res *Results, wide bool) {
+	tw := newTable(w, wide, 1)
 	tput, _ := res.MetricByName("throughput")
-	head := []string{"target", "passthrough", tput.Unit, "fsync p50/p99 µs", "crc calls/rec", "rec KiB hdr+payload", "cksum ns/rec p50/p99", "ns/KiB", "ns/force", "% of force", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "copy+cksum % CPU", "profile % (samples)"}
+	head := []string{"target", tput.Unit, "fsync p50/p99 µs", "cksum % CPU (95% CI)", "× " + res.Config.Reference, "ns/KiB", "copy+cksum % CPU", "profile % (samples)", "passthrough", "crc calls/rec", "rec KiB hdr+payload", "cksum ns/rec p50/p99", "ns/force", "% of force"}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range res.Rows {
 		v := func(m, format string) string {
@@ -74,14 +92,15 @@ func PrintTable(w io.Writer, res *Results) {
 			meta, _ := res.MetricByName(m)
 			return fmt.Sprintf(format, iv.Center*meta.Scale)
 		}
-		row := []string{r.Target, dash(r.Passthrough), v("throughput", "%.1f"), v("fsync_p50", "%.0f") + " / " + v("fsync_p99", "%.0f")}
+		row := []string{r.Target, v("throughput", "%.1f"), v("fsync_p50", "%.0f") + " / " + v("fsync_p99", "%.0f")}
 		if _, ok := r.Values["cksum_cpu"]; !ok {
-			row = append(row, "–", "–", "–", "–", "–", "–", "–", "–", "–")
+			row = append(row, "–", "–", "–", "–")
 			if r.ProfileSamples > 0 {
 				row = append(row, fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)))
 			} else {
 				row = append(row, "–")
 			}
+			row = append(row, dash(r.Passthrough), "–", "–", "–", "–", "–")
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 			continue
 		}
@@ -96,19 +115,22 @@ func PrintTable(w io.Writer, res *Results) {
 		} else if r.Target == res.Config.Reference {
 			vsRef = "1 (reference)"
 		}
-		row = append(row, fmt.Sprintf("%.1f", r.CallsPerRecord), recordKiB(r),
-			v("cksum_rec_p50_ns", "%.0f")+" / "+v("cksum_rec_p99_ns", "%.0f"), v("cksum_ns_per_kib", "%.1f"),
-			v("cksum_force_ns", "%.0f"), v("force_cksum_share", "%.2f"), shareText, vsRef, v("copy_cksum_cpu", "%.3f"),
-			fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)))
+		row = append(row, shareText, vsRef, v("cksum_ns_per_kib", "%.1f"), v("copy_cksum_cpu", "%.3f"),
+			fmt.Sprintf("%.3f (%s/%s)", 100*r.ProfileShare, count(r.ProfileCksumSamples), count(r.ProfileSamples)),
+			dash(r.Passthrough), fmt.Sprintf("%.1f", r.CallsPerRecord), recordKiB(r),
+			v("cksum_rec_p50_ns", "%.0f")+" / "+v("cksum_rec_p99_ns", "%.0f"),
+			v("cksum_force_ns", "%.0f"), v("force_cksum_share", "%.2f"))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nmedians over the rounds. cksum % CPU: checksum CPU time ÷ the daemon's CPU time during the workload (journal counters);")
-	fmt.Fprintln(w, "× reference: median of the rounds' ratios with its 95 % interval, * where it excludes 1;")
-	fmt.Fprintln(w, "ns/force: checksum CPU time on the log-force path per force (at seal); % of force: the checksum's share of log-force latency;")
-	fmt.Fprintln(w, "cksum ns/rec, ns/KiB and % CPU count all the checksum work, inline mode's at copy time too (which includes the copy it fuses);")
-	fmt.Fprintln(w, "copy+cksum % CPU: copying ops into iclogs, stamping and checksumming, in every mode: the fair total to compare inline with;")
-	fmt.Fprintln(w, "profile: checksum share of all rounds' CPU profiles (checksum samples/samples).")
+	fmt.Fprintln(w)
+	wrap(w, "medians over the rounds. cksum % CPU: checksum CPU time ÷ the daemon's CPU time during the workload (journal "+
+		"counters), with its 95 % interval; × reference: median of the rounds' ratios with its 95 % interval, * where it "+
+		"excludes 1; ns/KiB, cksum ns/rec and % CPU count all the checksum work, inline mode's at copy time too (which "+
+		"includes the copy it fuses); copy+cksum % CPU: copying ops into iclogs, stamping and checksumming, in every mode: "+
+		"the fair total to compare inline with; profile: checksum share of all rounds' CPU profiles (checksum "+
+		"samples/samples); ns/force: checksum CPU time on the log-force path per force (at seal); % of force: the "+
+		"checksum's share of log-force latency.", "")
 	var rates []string
 	for _, r := range res.Rows {
 		if r.ProfileRateHz > 0 {
@@ -116,15 +138,15 @@ func PrintTable(w io.Writer, res *Results) {
 		}
 	}
 	if len(rates) > 0 && res.Config.ProfileRate > 0 {
-		fmt.Fprintf(w, "profile: %d Hz asked; samples per second of daemon CPU reached: %s (Linux samples a thread at most once per scheduler tick).\n",
-			res.Config.ProfileRate, strings.Join(rates, ", "))
+		wrap(w, fmt.Sprintf("profile: %d Hz asked; samples per second of daemon CPU reached: %s (Linux samples a thread at most once per scheduler tick).",
+			res.Config.ProfileRate, strings.Join(rates, ", ")), "  ")
 	}
 	off := 0.0
 	for _, r := range res.Rows {
 		off = max(off, r.OffCPURecords)
 	}
 	if off > 0 {
-		fmt.Fprintf(w, "records whose thread lost its CPU mid-checksum, timed by its CPU clock instead: up to %.2f %% of a target's.\n", 100*off)
+		wrap(w, fmt.Sprintf("records whose thread lost its CPU mid-checksum, timed by its CPU clock instead: up to %.2f %% of a target's.", 100*off), "  ")
 	}
 	if src := fsyncSource(res); src != "" {
 		fmt.Fprintf(w, "fsync latency: %s.\n", src)
@@ -145,21 +167,21 @@ func hasRequests(r Row) bool { _, ok := r.Values["requests_per_op"]; return ok }
 // opcodes that cost most, and the syncs and device flushes per fsync; then
 // the sync-write routes and the flushes per fsync by what they flushed
 // (PrintSyncs).
-func PrintRequests(w io.Writer, res *Results) {
+func PrintRequests(w io.Writer, res *Results, wide bool) {
 	fmt.Fprintln(w, "round trips and flushes (medians over the rounds)")
 	if slices.ContainsFunc(res.Rows, hasRequests) {
 		fmt.Fprintln(w)
-		printRequestTable(w, res)
+		printRequestTable(w, res, wide)
 	}
 	if slices.ContainsFunc(res.Rows, hasSyncs) || len(res.FlushReach) > 0 {
 		fmt.Fprintln(w)
-		PrintSyncs(w, res)
+		PrintSyncs(w, res, wide)
 	}
 }
 
-func printRequestTable(w io.Writer, res *Results) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target	passthrough	req/op	most per op	syncs/fsync	device flushes/fsync	")
+func printRequestTable(w io.Writer, res *Results, wide bool) {
+	tw := newTable(w, wide, 1)
+	fmt.Fprintln(tw, "target	req/op	syncs/fsync	device flushes/fsync	passthrough	most per op	")
 	for _, r := range res.Rows {
 		v := func(m, format string) string {
 			if iv, ok := r.Values[m]; ok && !math.IsNaN(iv.Center) {
@@ -173,17 +195,23 @@ func printRequestTable(w io.Writer, res *Results) {
 			}
 			return strings.Compare(a, b)
 		})
-		var most []string
-		for _, op := range ops[:min(len(ops), 6)] {
-			most = append(most, fmt.Sprintf("%s %.2f", op, r.Requests[op]))
+		var mostOps []string
+		most := 6
+		if !wide {
+			most = 3
 		}
-		fmt.Fprintf(tw, "%s	%s	%s	%s	%s	%s	\n", r.Target, dash(r.Passthrough), v("requests_per_op", "%.2f"),
-			dash(strings.Join(most, ", ")), v("syncs_per_fsync", "%.2f"), v("dev_flushes_per_fsync", "%.2f"))
+		for _, op := range ops[:min(len(ops), most)] {
+			mostOps = append(mostOps, fmt.Sprintf("%s %.2f", op, r.Requests[op]))
+		}
+		fmt.Fprintf(tw, "%s	%s	%s	%s	%s	%s	\n", r.Target, v("requests_per_op", "%.2f"), v("syncs_per_fsync", "%.2f"),
+			v("dev_flushes_per_fsync", "%.2f"), dash(r.Passthrough), dash(strings.Join(mostOps, ", ")))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nreq/op: FUSE requests per workload operation (dbench's operations, sysbench's transactions, the builtin's write+fsync);")
-	fmt.Fprintln(w, "syncs/fsync: fdatasync/fsync calls the filesystem made per fsync it served (xlogfs: log, data files, data directory, checkpoint;")
-	fmt.Fprintln(w, "the loopback: one per request); device flushes: the store's block device's, all of its users' (--device disk only).")
+	fmt.Fprintln(w)
+	wrap(w, "req/op: FUSE requests per workload operation (dbench's operations, sysbench's transactions, the builtin's "+
+		"write+fsync); syncs/fsync: fdatasync/fsync calls the filesystem made per fsync it served (xlogfs: log, data files, "+
+		"data directory, checkpoint; the loopback: one per request); device flushes: the store's block device's, all of its "+
+		"users' (--device disk only); most per op: the opcodes that cost most, per operation.", "")
 }
 
 // syncMetrics are the sync-write table's metrics: a row with none of them
@@ -223,8 +251,8 @@ func flushMetric(res *Results) string {
 // and how. A value a target has no count of (a baseline, or a daemon older
 // than the count) is "–"; one it could not measure "not measured", with
 // why below.
-func PrintSyncs(w io.Writer, res *Results) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func PrintSyncs(w io.Writer, res *Results, wide bool) {
+	tw := newTable(w, wide, 2)
 	fmt.Fprintln(tw, "\tsync\topens\troutes %\tflushes\tsyncs per fsync\tforces per fsync\t")
 	fmt.Fprintln(tw, "target\twrites\t\tpt / log / dmn\tper fsync\tlog / data / dir\treq / rounds / sleeps\t")
 	flushes := flushMetric(res)
@@ -355,10 +383,10 @@ const NotMeasured = "not measured"
 // PrintLog writes what each target's log wrote and what its checksum
 // cost, per log write and per fsync, xlogfs's targets beside the kernel's
 // XFS: a value a target could not measure says so, with why below.
-func PrintLog(w io.Writer, res *Results) {
+func PrintLog(w io.Writer, res *Results, wide bool) {
 	fmt.Fprintln(w, "the log: writes, blocks and checksum per fsync (medians over the rounds)")
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, wide, 1)
 	head := []string{"target"}
 	for _, m := range logMetrics {
 		head = append(head, m.head)
@@ -520,7 +548,8 @@ func fsyncSource(res *Results) string {
 // ratioText is "1.51 [1.44, 1.58]*" (* when significant).
 func ratioText(iv benchstat.Interval) string {
 	if !iv.Finite() {
-		return fmt.Sprintf("%s [no CI]", trimFloat(iv.Center))
+		// No interval: the report's TooFewRoundsNote says so once.
+		return trimFloat(iv.Center)
 	}
 	s := fmt.Sprintf("%s [%s, %s]", trimFloat(iv.Center), trimFloat(iv.Lo), trimFloat(iv.Hi))
 	if iv.Excludes(1) {
@@ -540,12 +569,13 @@ func count(n int64) string {
 }
 
 // PrintComparisons writes every target against the reference, per metric.
-func PrintComparisons(w io.Writer, res *Results) {
-	fmt.Fprintf(w, "each target ÷ %s, same round (median ratio, 95 %% CI; * significant: the interval excludes 1)\n\n", res.Config.Reference)
-	printRatioTable(w, res, res.Comparisons, func(c Comparison) (string, string) { return c.Target, c.Reference })
+func PrintComparisons(w io.Writer, res *Results, wide bool) {
+	wrap(w, fmt.Sprintf("each target ÷ %s, same round (median ratio, 95 %% CI; * significant: the interval excludes 1)", res.Config.Reference), "  ")
+	fmt.Fprintln(w)
+	printRatioTable(w, res, res.Comparisons, func(c Comparison) (string, string) { return c.Target, c.Reference }, wide)
 }
 
-func printRatioTable(w io.Writer, res *Results, cs []Comparison, rowCol func(Comparison) (string, string)) {
+func printRatioTable(w io.Writer, res *Results, cs []Comparison, rowCol func(Comparison) (string, string), wide bool) {
 	var metrics, rows []string
 	cell := map[[2]string]string{}
 	for _, c := range cs {
@@ -559,7 +589,9 @@ func printRatioTable(w io.Writer, res *Results, cs []Comparison, rowCol func(Com
 		}
 		cell[[2]string{key, c.Metric}] = ratioText(c.Interval())
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// The answer's metrics first: the columns that fit are those.
+	slices.SortStableFunc(metrics, func(a, b string) int { return cmp.Compare(metricRank(a), metricRank(b)) })
+	tw := newTable(w, wide, 1)
 	head := []string{""}
 	for _, m := range metrics {
 		meta, _ := res.MetricByName(m)
@@ -580,10 +612,21 @@ func printRatioTable(w io.Writer, res *Results, cs []Comparison, rowCol func(Com
 	tw.Flush()
 }
 
+// firstMetrics go first in a table of ratios: the others follow in the
+// order they came.
+var firstMetrics = []string{"cksum_cpu", "throughput", "fsync_p99"}
+
+func metricRank(m string) int {
+	if i := slices.Index(firstMetrics, m); i >= 0 {
+		return i
+	}
+	return len(firstMetrics)
+}
+
 // PrintAttribution writes the effect of batching at each kernel and of the
 // kernel at each mode, and the decomposition.
-func PrintAttribution(w io.Writer, res *Results) {
-	fmt.Fprintln(w, "attribution: the effect of one factor with the other held (ratio after ÷ before, same round, 95 % CI)")
+func PrintAttribution(w io.Writer, res *Results, wide bool) {
+	wrap(w, "attribution: the effect of one factor with the other held (ratio after ÷ before, same round, 95 % CI)", "  ")
 	fmt.Fprintln(w)
 	var cs []Comparison
 	label := map[string]string{}
@@ -597,7 +640,7 @@ func PrintAttribution(w io.Writer, res *Results) {
 		label[a.From+"|"+a.To] = key
 		cs = append(cs, Comparison{Metric: a.Metric, Target: a.From, Reference: a.To, Ratio: a.Ratio, CILow: a.CILow, CIHigh: a.CIHigh, Rounds: a.Rounds, Confidence: a.Confidence})
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, wide, 1)
 	var metrics, rows []string
 	cell := map[[2]string]string{}
 	for _, c := range cs {
@@ -629,9 +672,10 @@ func PrintAttribution(w io.Writer, res *Results) {
 	}
 	tw.Flush()
 	if len(res.Decomposition) > 0 {
-		fmt.Fprintln(w, "\nshare of the change in checksum CPU due to each factor (log scale, averaged over both orders; median and 95 % CI over rounds)")
 		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		wrap(w, "share of the change in checksum CPU due to each factor (log scale, averaged over both orders; median and 95 % CI over rounds)", "  ")
+		fmt.Fprintln(w)
+		tw = newTable(w, wide, 1)
 		fmt.Fprintln(tw, "from → to\ttotal ratio\tbatching\tkernel\t")
 		for _, d := range res.Decomposition {
 			fmt.Fprintf(tw, "%s → %s\t%s\t%s\t%s\t\n", d.From, d.To, ratioText(d.Total), describeShare(d.Batching), describeShare(d.Kernel))
@@ -658,7 +702,7 @@ func implOf(res *Results, target string) string {
 func PrintVerdict(w io.Writer, res *Results) {
 	fmt.Fprintln(w, "verdict:")
 	for _, v := range res.Verdict {
-		fmt.Fprintf(w, "  %s\n", v)
+		wrap(w, "  "+v, "    ")
 	}
 }
 

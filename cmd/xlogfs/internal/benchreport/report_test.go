@@ -195,7 +195,7 @@ func TestAnalyzeInline(t *testing.T) {
 		t.Errorf("the force path in sector's verdict line, which is about batching:\n%s", text)
 	}
 	var out bytes.Buffer
-	PrintTable(&out, res)
+	PrintTable(&out, res, true)
 	// The median over the rounds' drift (1, 1.2, 1.4, 1.6) of 90 ns is 117.
 	if !strings.Contains(out.String(), "ns/force") || !strings.Contains(out.String(), " 117 ") {
 		t.Errorf("the table lacks the force path's ns per force:\n%s", out.String())
@@ -209,8 +209,17 @@ func TestTooFewRoundsIsNeverSignificant(t *testing.T) {
 			t.Errorf("5 rounds, significant: %+v", c)
 		}
 	}
-	if !strings.Contains(strings.Join(res.Verdict, "\n"), "run more rounds") {
-		t.Errorf("verdict does not say rounds are too few: %q", res.Verdict)
+	// Said once in the whole report, not in every finding and cell.
+	var out bytes.Buffer
+	Print(&out, res, false)
+	if n := strings.Count(out.String(), "too few rounds"); n != 1 {
+		t.Errorf("the report says \"too few rounds\" %d times, want once:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), "not significant (too few rounds for an interval)") {
+		t.Errorf("the report does not say why nothing is significant:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "[no CI]") {
+		t.Errorf("a cell repeats the missing interval:\n%s", out.String())
 	}
 	// JSON cannot hold infinity: the open bound is null, and reads back.
 	b, err := json.Marshal(res)
@@ -334,7 +343,7 @@ func TestCompareRuns(t *testing.T) {
 
 func TestPrint(t *testing.T) {
 	var out bytes.Buffer
-	Print(&out, synthetic(10, "avx512"))
+	Print(&out, synthetic(10, "avx512"), true)
 	s := out.String()
 	for _, want := range []string{"seed 42", "sector/generic", "1 (reference)", "1.50 [1.50, 1.50]*", "attribution:", "batching at avx512: sector → batched", "kernel at sector: generic → avx512", "verdict:", "rec KiB hdr+payload", " 4.0+0.5 "} {
 		if !strings.Contains(s, want) {

@@ -185,6 +185,12 @@ type Results struct {
 	Verdict       []string        `json:"verdict"`
 	Warnings      []string        `json:"warnings,omitempty"`
 
+	// Partial: the bench was interrupted (SIGINT, SIGTERM) before its
+	// last round ended; Runs holds the runs completed before it, and
+	// PartialWhy says where it stopped and why.
+	Partial    bool   `json:"partial,omitempty"`
+	PartialWhy string `json:"partial_why,omitempty"`
+
 	// FlushReach says, with --flush-latency, how the emulated device
 	// reached each target or why it did not; FlushProbe what the bench
 	// found of the kernel's ways to delay a block device's flushes
@@ -406,7 +412,7 @@ func Load(dir string) (*Results, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(r.Runs) == 0 || len(r.Targets) == 0 {
+	if len(r.Targets) == 0 || len(r.Runs) == 0 && !r.Partial {
 		return nil, fmt.Errorf("%s: no runs or targets: not the results of xlogfs bench", path)
 	}
 	return &r, nil

@@ -72,13 +72,13 @@ func TestPrintSyncs(t *testing.T) {
 	}
 	Analyze(res)
 	var b bytes.Buffer
-	Print(&b, res)
+	Print(&b, res, true)
 	out := b.String()
 	if !strings.Contains(out, "round trips and flushes") || !strings.Contains(out, "pt / log / dmn") {
 		t.Errorf("the report has no sync table in its round trips section:\n%s", out)
 	}
 	b.Reset()
-	PrintSyncs(&b, res)
+	PrintSyncs(&b, res, true)
 	syncs := b.String()
 	lines := map[string]string{}
 	for _, l := range strings.Split(syncs, "\n") {
@@ -126,7 +126,7 @@ func TestPrintSyncs(t *testing.T) {
 // disk without --flush-latency shows the block device's flushes there.
 func TestPrintSyncsOldAndDisk(t *testing.T) {
 	var b bytes.Buffer
-	Print(&b, synthetic(6, "avx512"))
+	Print(&b, synthetic(6, "avx512"), true)
 	if strings.Contains(b.String(), "pt / log / dmn") || strings.Contains(b.String(), "--flush-latency") {
 		t.Errorf("a run without the counts has a sync table:\n%s", b.String())
 	}
@@ -143,7 +143,7 @@ func TestPrintSyncsOldAndDisk(t *testing.T) {
 	}
 	Analyze(res)
 	b.Reset()
-	PrintSyncs(&b, res)
+	PrintSyncs(&b, res, true)
 	if !strings.Contains(b.String(), " 2.50 ") || strings.Contains(b.String(), NotMeasured) || strings.Contains(b.String(), "--flush-latency") {
 		t.Errorf("on disk the flushes column is the device's (2.50), nothing unmeasured:\n%s", b.String())
 	}

@@ -97,6 +97,10 @@ func (b *Bencher) mount(t benchreport.Target, store, mnt, profile, logFile strin
 	cmd := exec.Command(selfExe(), args...)
 	cmd.Env = append(os.Environ(), b.ReadyEnv+"=3")
 	cmd.ExtraFiles = []*os.File{wr}
+	// Its own process group: the terminal's Ctrl-C reaches the bench
+	// alone, which stops the workload and then unmounts (SIGTERM), in
+	// that order, rather than the mount vanishing under the workload.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -1,12 +1,12 @@
 package benchrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -38,16 +38,15 @@ type Bencher struct {
 	geomWarned map[string]bool
 }
 
-func (b *Bencher) Run(targets []benchreport.Target) error {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	interrupted := make(chan struct{})
-	go func() {
-		if _, ok := <-sigs; ok {
-			close(interrupted)
-		}
-	}()
+// Run runs every target in every round, appending each completed run to
+// b.Res.Runs. When ctx is cancelled (SIGINT, SIGTERM) it stops the run in
+// progress, drops it (its workload did not run its time), tears its mount
+// down, marks b.Res partial with why, and returns an error wrapping
+// ErrInterrupted. A run that fails because ctx was cancelled under it (a
+// workload or daemon that received the terminal's signal too) is an
+// interruption, not a failure; so is a workload child killed by SIGINT or
+// SIGTERM from elsewhere.
+func (b *Bencher) Run(ctx context.Context, targets []benchreport.Target) error {
 	b.storeDir = filepath.Join(b.Cfg.Out, "work")
 	if b.Cfg.Device == "ram" {
 		dir, cleanup, how, err := ramStore(b.Cfg.Out)
@@ -65,13 +64,14 @@ func (b *Bencher) Run(targets []benchreport.Target) error {
 		for pos, ti := range RoundOrder(b.Cfg.Seed, round, len(targets)) {
 			t := targets[ti]
 			n++
-			select {
-			case <-interrupted:
-				return errors.New("interrupted")
-			default:
+			if ctx.Err() != nil {
+				return b.interrupted(ctx, round, t.Name, nil)
 			}
 			label := fmt.Sprintf("[%d/%d] round %d/%d %s", n, total, round, b.Cfg.Rounds, t.Name)
-			r, err := b.runOne(t, round, label, interrupted)
+			r, err := b.runOne(ctx, t, round, label)
+			if ctx.Err() != nil || (err != nil && killedBySignal(err)) {
+				return b.interrupted(ctx, round, t.Name, err)
+			}
 			if err != nil {
 				return fmt.Errorf("%s round %d: %w", t.Name, round, err)
 			}
@@ -82,12 +82,38 @@ func (b *Bencher) Run(targets []benchreport.Target) error {
 	return nil
 }
 
+// interrupted marks the results partial: where the bench stopped and why.
+func (b *Bencher) interrupted(ctx context.Context, round int, target string, err error) error {
+	why := "interrupted"
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		why = "interrupted (" + cause.Error() + ")"
+	} else if ctx.Err() == nil && err != nil {
+		why = "interrupted: the workload was stopped by a signal"
+	}
+	b.Res.Partial = true
+	b.Res.PartialWhy = fmt.Sprintf("%s in round %d of %d, running %s; %d of %d runs done",
+		why, round, b.Cfg.Rounds, target, len(b.Res.Runs), len(b.Res.Targets)*b.Cfg.Rounds)
+	return fmt.Errorf("%w in round %d of %d", ErrInterrupted, round, b.Cfg.Rounds)
+}
+
+// killedBySignal reports whether err comes from a child process that
+// SIGINT or SIGTERM ended (a workload a signal reached, not the bench).
+func killedBySignal(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM
+		}
+	}
+	return false
+}
+
 // slug is a target's name as a file name part: sector/avx512 → sector-avx512.
 func slug(name string) string { return strings.ReplaceAll(name, "/", "-") }
 
 // runOne mounts the target, drives the workload, reads the counters before
 // and after, unmounts, and measures.
-func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrupted <-chan struct{}) (r benchreport.Run, err error) {
+func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, label string) (r benchreport.Run, err error) {
 	r = benchreport.Run{Target: t.Name, Round: round, Values: map[string]float64{}, Unmeasured: map[string]string{}}
 	defer func() {
 		if len(r.Unmeasured) == 0 {
@@ -183,8 +209,13 @@ func (b *Bencher) runOne(t benchreport.Target, round int, label string, interrup
 	}
 
 	bar := benchwork.NewProgress(label+" "+b.Cfg.Workload, b.Cfg.Duration, b.Progress)
-	w, err := benchwork.Run(b.Cfg, dir, t, bar, interrupted)
+	w, err := benchwork.Run(b.Cfg, dir, t, bar, ctx.Done())
 	bar.Done()
+	if ctx.Err() != nil {
+		// Stopped short: the deferred teardown unmounts; the run is
+		// dropped.
+		return r, ErrInterrupted
+	}
 	if err != nil {
 		return r, err
 	}

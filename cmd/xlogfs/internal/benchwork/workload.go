@@ -212,7 +212,11 @@ func runDbench(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 	res := Result{Seconds: time.Since(start).Seconds()}
 	m := dbenchThroughput.FindStringSubmatch(out.String())
 	if werr != nil || m == nil {
-		return res, fmt.Errorf("dbench failed (%v):\n%s", werr, Tail(out.String(), 20))
+		if werr == nil {
+			werr = errors.New("no throughput in its output")
+		}
+		// %w: the bench tells a dbench a signal ended from a failure.
+		return res, fmt.Errorf("dbench failed (%w):\n%s", werr, Tail(out.String(), 20))
 	}
 	mbps, _ := strconv.ParseFloat(m[1], 64)
 	ops := DbenchOps(out.String())
