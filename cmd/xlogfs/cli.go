@@ -259,6 +259,14 @@ func newRoot(args []string) (*cobra.Command, map[*cobra.Command]*flagSet) {
 	// them and the top-level usage lists them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Short = "print a command's help (xlogfs help COMMAND)"
+		case "completion":
+			c.Short = "print a shell completion script: bash, zsh, fish (or powershell)"
+		}
+	}
 	root.SetFlagErrorFunc(func(cc *cobra.Command, err error) error {
 		fs := sets[cc]
 		if fs == nil {
