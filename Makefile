@@ -149,3 +149,21 @@ e2e-mysql: deps
 		apt-get install -y --no-install-recommends $$missing || { apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
 	fi
 	$(GO) test -count=1 -tags mysql -run MySQL -v -timeout 30m ./tests
+
+# The command line's generated documents: docs/commands.md (every
+# command's --help; a test fails when it is stale) and the man pages
+# (section 8, cobra/doc's, into man/).
+.PHONY: docs man install
+docs: $(BIN)
+	$(BIN) gen-docs --markdown docs/commands.md
+
+man: $(BIN)
+	rm -rf man && $(BIN) gen-docs --man man
+
+# install puts the binary in $(PREFIX)/bin and the man pages in
+# $(PREFIX)/share/man/man8 (PREFIX=/usr/local; DESTDIR for packaging).
+PREFIX ?= /usr/local
+install: $(BIN) man
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/xlogfs
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/

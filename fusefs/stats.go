@@ -56,13 +56,19 @@ func (s *statsNode) content() []byte {
 // format (journal.ParseStats reads it back), and the daemon's CPU time.
 func StatsText(fsys *journal.FS) []byte {
 	var b bytes.Buffer
-	fsys.Stats().WriteTo(&b)
+	st := fsys.Stats()
+	st.WriteTo(&b)
 	// The daemon's CPU time so far (all threads, user and system), the
 	// denominator of the checksum's share of CPU over a window between
-	// two reads.
+	// two reads; and that share over the mount's life, in percent
+	// (cksum_ns / process_cpu_ns).
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		fmt.Fprintf(&b, "process_cpu_ns %d\n", ru.Utime.Nano()+ru.Stime.Nano())
+		cpu := ru.Utime.Nano() + ru.Stime.Nano()
+		fmt.Fprintf(&b, "process_cpu_ns %d\n", cpu)
+		if cpu > 0 {
+			fmt.Fprintf(&b, "cksum_cpu_pct %.4f\n", 100*float64(st.Cksum.TotalNanos())/float64(cpu))
+		}
 	}
 	return b.Bytes()
 }

@@ -89,7 +89,7 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 			}
 			var out strings.Builder
 			st.WriteTo(&out)
-			for _, name := range []string{"cksum_record_p99_ns ", "force_cksum_share ", "flush_latency_ns 3000000\n", "cksum_clock ",
+			for _, name := range []string{"cksum_record_p99_ns ", "force_cksum_pct ", "flush_latency_ns 3000000\n", "cksum_clock ",
 				fmt.Sprintf("cksum_ns %d\n", st.Cksum.TotalNanos()), fmt.Sprintf("force_cksum_cpu_ns %d\n", st.ForceCksumCPUNanos)} {
 				if !strings.Contains(out.String(), name) {
 					t.Errorf(".stats lacks %q:\n%s", name, out.String())

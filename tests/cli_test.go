@@ -154,17 +154,17 @@ func TestLogprintAllAfterCleanUnmount(t *testing.T) {
 
 // statsInterval is a line of "xlogfs stats --json --interval".
 type statsInterval struct {
-	Seconds        float64            `json:"seconds"`
-	SyncsPerS      float64            `json:"log_syncs_per_s"`
-	RecordsPerS    float64            `json:"log_records_per_s"`
-	BytesPerS      float64            `json:"log_bytes_per_s"`
-	FsyncsPerS     float64            `json:"fsyncs_per_s"`
-	FsyncsPerForce float64            `json:"fsyncs_per_force"`
-	CksumNsPerS    float64            `json:"cksum_ns_per_s"`
-	CksumCPUShare  float64            `json:"cksum_cpu_share"`
-	Delta          map[string]float64 `json:"delta"`
-	Totals         map[string]float64 `json:"totals"`
-	Histograms     map[string]struct {
+	Seconds       float64            `json:"seconds"`
+	SyncsPerS     float64            `json:"log_syncs_per_s"`
+	RecordsPerS   float64            `json:"log_records_per_s"`
+	BytesPerS     float64            `json:"log_bytes_per_s"`
+	FsyncsPerS    float64            `json:"fsyncs_per_s"`
+	ForcesPerSync float64            `json:"forces_per_sync"`
+	CksumNsPerS   float64            `json:"cksum_ns_per_s"`
+	CksumCPUPct   float64            `json:"cksum_cpu_pct"`
+	Delta         map[string]float64 `json:"delta"`
+	Totals        map[string]float64 `json:"totals"`
+	Histograms    map[string]struct {
 		Count uint64  `json:"count"`
 		P99   float64 `json:"p99"`
 	} `json:"histograms"`
@@ -228,6 +228,21 @@ func TestStatsJSONAndInterval(t *testing.T) {
 	if strings.Contains(out, `"buckets"`) {
 		t.Errorf("stats --json without --histogram shows buckets")
 	}
+	// The checksum's share of the daemon's CPU, in percent, in the
+	// one-shot forms too; one name per counter (no syncs_log beside
+	// log_syncs), and one unit per kind (no _us force figures beside the
+	// force histogram's ns).
+	if pct, ok := snap["cksum_cpu_pct"].(float64); !ok || pct <= 0 || pct >= 100 {
+		t.Errorf("stats --json: cksum_cpu_pct %v, want the checksum's share of CPU in percent", snap["cksum_cpu_pct"])
+	}
+	for _, gone := range []string{"syncs_log", "fsyncs_per_force", "force_p50_us", "force_cksum_share"} {
+		if _, ok := snap[gone]; ok {
+			t.Errorf("stats --json still has %s", gone)
+		}
+	}
+	if _, ok := snap["forces_per_sync"]; !ok {
+		t.Errorf("stats --json lacks forces_per_sync")
+	}
 	out, err = xlogfs("stats", "--json", "--histogram", mnt)
 	if err != nil {
 		t.Fatal(err)
@@ -289,13 +304,13 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		if r.FsyncsPerS == 0 || r.Histograms[journal.HistFsync].Count == 0 {
 			t.Errorf("interval %d: %v records/s, %v fsyncs/s, %d fsyncs in the histogram while a writer fsyncs", i, r.RecordsPerS, r.FsyncsPerS, r.Histograms[journal.HistFsync].Count)
 		}
-		if r.CksumCPUShare <= 0 || r.CksumCPUShare >= 1 || !near(r.CksumCPUShare, r.Delta["cksum_ns"]/r.Delta["process_cpu_ns"]) {
-			t.Errorf("interval %d: checksum share of CPU %v; cksum_ns grew %v, process_cpu_ns %v", i, r.CksumCPUShare, r.Delta["cksum_ns"], r.Delta["process_cpu_ns"])
+		if r.CksumCPUPct <= 0 || r.CksumCPUPct >= 100 || !near(r.CksumCPUPct, 100*r.Delta["cksum_ns"]/r.Delta["process_cpu_ns"]) {
+			t.Errorf("interval %d: checksum share of CPU %v %%; cksum_ns grew %v, process_cpu_ns %v", i, r.CksumCPUPct, r.Delta["cksum_ns"], r.Delta["process_cpu_ns"])
 		}
 		// (A force and the sync it waited for can fall on either side of
 		// an interval's end, so an interval's ratio may dip below 1.)
-		if !near(r.FsyncsPerForce, r.Delta["log_forces"]/r.Delta["force_syncs"]) || r.FsyncsPerForce <= 0 {
-			t.Errorf("interval %d: %v fsyncs per force; log_forces grew %v, force_syncs %v", i, r.FsyncsPerForce, r.Delta["log_forces"], r.Delta["force_syncs"])
+		if !near(r.ForcesPerSync, r.Delta["log_forces"]/r.Delta["force_syncs"]) || r.ForcesPerSync <= 0 {
+			t.Errorf("interval %d: %v forces per sync; log_forces grew %v, force_syncs %v", i, r.ForcesPerSync, r.Delta["log_forces"], r.Delta["force_syncs"])
 		}
 	}
 	if idle == len(iv) {
@@ -316,7 +331,7 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		t.Errorf("stats --interval as text (a header and two lines): %v\n%s", err, out)
 	}
 	out, err = xlogfs("stats", mnt)
-	if err != nil || !strings.Contains(out, "per log record: ") || !strings.Contains(out, journal.HistFsync) || strings.Contains(out, journal.HistFsync+" 1") {
+	if err != nil || !strings.Contains(out, "per log record: ") || !strings.Contains(out, "\ncksum_cpu_pct ") || !strings.Contains(out, journal.HistFsync) || strings.Contains(out, journal.HistFsync+" 1") {
 		t.Errorf("stats as text: a summary line per histogram, no buckets, record bytes apart: %v\n%s", err, out)
 	}
 }

@@ -22,7 +22,20 @@ func TestMkfsMountedStore(t *testing.T) {
 	m := mountDaemon(t, store, mnt)
 	mustOK(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("x\n"), 0o644))
 
-	for _, args := range [][]string{{"mkfs", "--force", store}, {"mkfs", store}} {
+	// info names the mount point and the daemon, from the store or the
+	// mount point, and the mount's choices.
+	for _, arg := range []string{store, mnt} {
+		code, out, errs := xlogfsRun(t, "info", arg)
+		for _, want := range []string{fmt.Sprintf("mounted   at %s by pid %d", mnt, m.pid), "state     in use: mounted, journal ok", "checksum  crc covers whole, mode batched, kernel "} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("xlogfs info %s: exit %d, %q %q; want %q", arg, code, out, errs, want)
+			}
+		}
+	}
+	// A second mount of the store says the same: where and by whom.
+	other := filepath.Join(t.TempDir(), "mnt2")
+	mustOK(t, os.Mkdir(other, 0o755))
+	for _, args := range [][]string{{"mkfs", "--force", store}, {"mkfs", store}, {"mount", store, other}, {"mount", "--foreground", store, other}} {
 		code, out, errs := xlogfsRun(t, args...)
 		for _, want := range []string{store + " is in use: mounted at " + mnt, fmt.Sprintf("locked by pid %d", m.pid), "unmount it first (xlogfs umount " + mnt + ")"} {
 			if code != 1 || !strings.Contains(errs, want) || strings.Contains(out, "made xlogfs store") {

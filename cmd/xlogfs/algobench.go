@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "algo-bench", summary: "compare checksum algorithms: speed, damage detected, read-path cost", run: runAlgoBench})
+	register(command{name: "algo-bench", summary: "compare checksum algorithms: speed, damage detected, read-path cost", args: "", min: 0, max: 0, setup: runAlgoBench})
 }
 
 const algoBenchAbout = `
@@ -33,8 +33,8 @@ that would take too long with full recomputation run fewer trials (marked †,
 and "trials" in results.json is per cell). Keeps results.json, report.txt
 and chart.svg in --out.`
 
-func runAlgoBench(args []string) error {
-	fs := newFlags("algo-bench", "", algoBenchAbout)
+func runAlgoBench(fs *flagSet) func(pos []string) error {
+	fs.about = algoBenchAbout
 	algosFlag := fs.String("algos", "all", "algorithms, comma-separated (crc32c/best, the reference, is always included)")
 	sizesFlag := fs.String("sizes", "64,512,8k,256k", "buffer sizes for the speed table, comma-separated")
 	trials := fs.Int("trials", 200000, "trials per detection cell")
@@ -53,58 +53,57 @@ func runAlgoBench(args []string) error {
 	fs.Var(recompute, "recompute-budget", "bytes of full recomputation a cell may cost; cells of algorithms without an exact shortcut run at most this ÷ buffer size trials")
 	fresh := &sizeFlag{n: 2 << 30}
 	fs.Var(fresh, "fresh-budget", "bytes of new buffers a 00→FF or truncation cell may make")
-	if _, err := parse(fs, args, 0, 0); err != nil {
+	return func(_ []string) (err error) {
+		usage := fs.usagef
+		algos, err := algobench.SelectAlgos(*algosFlag)
+		if err != nil {
+			return usage("--algos: %v", err)
+		}
+		var sizes []int
+		for _, s := range strings.Split(*sizesFlag, ",") {
+			n, err := parseSize(s)
+			if err != nil {
+				return usage("--sizes: %v", err)
+			}
+			if n < 1 || n > 64<<20 {
+				return usage("--sizes: %s out of range (1 byte to 64 MiB)", s)
+			}
+			sizes = append(sizes, int(n))
+		}
+		secs := map[string]bool{}
+		for _, s := range strings.Split(*sections, ",") {
+			switch s = strings.TrimSpace(s); s {
+			case "speed", "scan", "detection":
+				secs[s] = true
+			default:
+				return usage("--sections: unknown section %q (have speed, scan, detection)", s)
+			}
+		}
+		switch {
+		case *trials < 1:
+			return usage("--trials must be at least 1")
+		case *workers < 1:
+			return usage("--workers must be at least 1")
+		case *speedRounds < 1 || *speedTime <= 0:
+			return usage("--speed-rounds and --speed-time must be positive")
+		case *scanRounds < 1:
+			return usage("--scan-rounds must be at least 1")
+		case scanSize.n < algobench.ScanPage:
+			return usage("--scan-size must hold at least one %d-byte page", algobench.ScanPage)
+		case recompute.n < 1 || fresh.n < 1:
+			return usage("--recompute-budget and --fresh-budget must be positive")
+		}
+		if *out == "" {
+			*out = "algo-bench-" + time.Now().Format("20060102-150405")
+		}
+		opts := algobench.Options{
+			Algos: algos, SpeedSizes: sizes, SpeedTime: *speedTime, SpeedRounds: *speedRounds,
+			Detect: algobench.DetectConfig{Trials: *trials, Seed: *seed, Workers: *workers,
+				RecomputeBudget: recompute.n, FreshBudget: fresh.n},
+			Scan:     algobench.ScanConfig{Bytes: scanSize.n, Dir: *scanDir, Rounds: *scanRounds},
+			Sections: secs, Out: *out, Log: os.Stderr,
+		}
+		_, err = algobench.Run(opts, os.Stdout, *asJSON)
 		return err
 	}
-	usage := fs.usagef
-	algos, err := algobench.SelectAlgos(*algosFlag)
-	if err != nil {
-		return usage("--algos: %v", err)
-	}
-	var sizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
-		n, err := parseSize(s)
-		if err != nil {
-			return usage("--sizes: %v", err)
-		}
-		if n < 1 || n > 64<<20 {
-			return usage("--sizes: %s out of range (1 byte to 64 MiB)", s)
-		}
-		sizes = append(sizes, int(n))
-	}
-	secs := map[string]bool{}
-	for _, s := range strings.Split(*sections, ",") {
-		switch s = strings.TrimSpace(s); s {
-		case "speed", "scan", "detection":
-			secs[s] = true
-		default:
-			return usage("--sections: unknown section %q (have speed, scan, detection)", s)
-		}
-	}
-	switch {
-	case *trials < 1:
-		return usage("--trials must be at least 1")
-	case *workers < 1:
-		return usage("--workers must be at least 1")
-	case *speedRounds < 1 || *speedTime <= 0:
-		return usage("--speed-rounds and --speed-time must be positive")
-	case *scanRounds < 1:
-		return usage("--scan-rounds must be at least 1")
-	case scanSize.n < algobench.ScanPage:
-		return usage("--scan-size must hold at least one %d-byte page", algobench.ScanPage)
-	case recompute.n < 1 || fresh.n < 1:
-		return usage("--recompute-budget and --fresh-budget must be positive")
-	}
-	if *out == "" {
-		*out = "algo-bench-" + time.Now().Format("20060102-150405")
-	}
-	opts := algobench.Options{
-		Algos: algos, SpeedSizes: sizes, SpeedTime: *speedTime, SpeedRounds: *speedRounds,
-		Detect: algobench.DetectConfig{Trials: *trials, Seed: *seed, Workers: *workers,
-			RecomputeBudget: recompute.n, FreshBudget: fresh.n},
-		Scan:     algobench.ScanConfig{Bytes: scanSize.n, Dir: *scanDir, Rounds: *scanRounds},
-		Sections: secs, Out: *out, Log: os.Stderr,
-	}
-	_, err = algobench.Run(opts, os.Stdout, *asJSON)
-	return err
 }

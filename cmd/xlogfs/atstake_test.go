@@ -23,7 +23,7 @@ func TestAtStakeAgrees(t *testing.T) {
 	unknown := "record " + second.LSN + ": its transactions are unknown"
 
 	code, out, errs := runCapture(t, "check", dir)
-	if code != 1 || !strings.Contains(out, "At stake: "+count+", possibly acknowledged") || !strings.Contains(out, unknown) {
+	if code != 1 || !strings.Contains(out, "at stake: "+count+" after it, possibly acknowledged") || !strings.Contains(out, unknown) {
 		t.Fatalf("check: exit %d\n%s%s\nwant %q and %q", code, out, errs, count, unknown)
 	}
 	mountRefuses(t, dir, "At stake: "+count, unknown)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os/signal"
@@ -17,7 +16,8 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "what batching and the kernel save: checksum modes × crc32c kernels under a workload, with intervals and a verdict", run: runBench})
+	register(command{name: "bench", summary: "what batching and the kernel save: checksum modes × crc32c kernels under a workload, with intervals and a verdict", min: 0, max: 0, setup: runBench})
+	register(command{name: "bench report", summary: "print a saved bench run again, or compare runs", args: "DIR [DIR2...]", min: 1, max: -1, setup: runBenchReport})
 }
 
 const benchAbout = `
@@ -109,17 +109,14 @@ const (
 	defaultRate      = 1000
 )
 
-func runBench(args []string) error {
-	if len(args) > 0 && args[0] == "report" {
-		return runBenchReport(args[1:])
-	}
-	fs := newFlags("bench", "", benchAbout)
+func runBench(fs *flagSet) func([]string) error {
+	fs.about = benchAbout
 	fs.alsoUsage("xlogfs bench report [flags] DIR [DIR2...]")
 	modes := fs.String("modes", defaultModes, "checksum modes, comma-separated: "+strings.Join(benchrun.ModeNames(), ", "))
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
-	workload := fs.String("workload", "builtin", "the workload: "+strings.Join(benchwork.Workloads, ", "))
-	jmode := fs.String("journal", "data", "journal mode of the mounts: data (every written byte is checksummed) or meta")
-	device := fs.String("device", "ram", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
+	workload := stringEnum(fs, "workload", "builtin", benchwork.Workloads, "workload", "the workload")
+	jmode := stringEnum(fs, "journal", "data", []string{"data", "meta"}, "journal mode", "journal mode of the mounts: data (every written byte is checksummed) or meta")
+	device := stringEnum(fs, "device", "ram", []string{"ram", "disk"}, "device", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
 	flushLat := fs.Duration("flush-latency", 0, "make every log flush and data-file sync take exactly this long (e.g. 200us): an emulated device")
 	dur := fs.Duration("time", defaultRunTime, "how long each run drives the workload")
 	clients := fs.Int("clients", 4, "concurrent clients (writers, dbench processes, sysbench threads)")
@@ -138,21 +135,22 @@ func runBench(args []string) error {
 	tables := fs.Int("tables", 4, "mariadb workload: sysbench tables")
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
 	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
-	if _, err := parse(fs, args, 0, 0); err != nil {
+	return func([]string) error {
+		cfg := benchreport.Config{Workload: workload.v, Journal: jmode.v, Device: device.v, FlushLatency: *flushLat, Duration: *dur,
+			Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out,
+			Tables: *tables, TableSize: *tableSize}
+		// The run stops cleanly on SIGINT or SIGTERM (results so far kept,
+		// marked partial): its context is the command's, cancelled by either.
+		ctx, stop := signal.NotifyContext(fs.ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		err := benchrun.Run(ctx, benchrun.Options{Config: cfg, Modes: *modes, Impls: *impls, Transports: *transports,
+			Baseline: *baseline, Reference: *reference, MountFlags: *mountFlags, JSON: *asJSON, Wide: *wide,
+			NoProgress: *noProgress, Version: Version, ReadyEnv: readyEnv})
+		if ue := (*benchrun.UsageError)(nil); errors.As(err, &ue) {
+			return fs.usagef("%s", ue.Msg)
+		}
 		return err
 	}
-	cfg := benchreport.Config{Workload: *workload, Journal: *jmode, Device: *device, FlushLatency: *flushLat, Duration: *dur,
-		Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out,
-		Tables: *tables, TableSize: *tableSize}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err := benchrun.Run(ctx, benchrun.Options{Config: cfg, Modes: *modes, Impls: *impls, Transports: *transports,
-		Baseline: *baseline, Reference: *reference, MountFlags: *mountFlags, JSON: *asJSON, Wide: *wide,
-		NoProgress: *noProgress, Version: Version, ReadyEnv: readyEnv})
-	if ue := (*benchrun.UsageError)(nil); errors.As(err, &ue) {
-		return fs.usagef("%s", ue.Msg)
-	}
-	return err
 }
 
 func writeChart(res *benchreport.Results, dir string) error { return benchchart.Write(res, dir) }

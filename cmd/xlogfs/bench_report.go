@@ -23,46 +23,44 @@ batched/best meet whatever their fastest kernels are called. For a
 benchmark-format view, run benchstat on the runs' bench.txt files.`
 
 // runBenchReport is "xlogfs bench report DIR [DIR2...]".
-func runBenchReport(args []string) error {
-	fs := newFlags("bench report", "DIR [DIR2...]", benchReportAbout)
+func runBenchReport(fs *flagSet) func([]string) error {
+	fs.about = benchReportAbout
 	asJSON := fs.Bool("json", false, "print the (re-analysed) results.json of the first DIR")
 	noChart := fs.Bool("no-chart", false, "do not redraw the chart")
 	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
-	dirs, err := parse(fs, args, 1, -1)
-	if err != nil {
-		return err
-	}
-	var runs []*benchreport.Results
-	for _, d := range dirs {
-		res, err := benchreport.Load(d)
-		if err != nil {
-			return err
-		}
-		benchreport.Analyze(res)
-		runs = append(runs, res)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs[0])
-	}
-	if len(runs) == 1 {
-		benchreport.Print(os.Stdout, runs[0], *wide)
-		if !*noChart {
-			if st, err := os.Stat(dirs[0]); err == nil && st.IsDir() {
-				if err := writeChart(runs[0], dirs[0]); err != nil {
-					return fmt.Errorf("chart: %w", err)
-				}
-				fmt.Printf("\nchart.svg and chart.png drawn in %s\n", dirs[0])
+	return func(dirs []string) error {
+		var runs []*benchreport.Results
+		for _, d := range dirs {
+			res, err := benchreport.Load(d)
+			if err != nil {
+				return err
 			}
+			benchreport.Analyze(res)
+			runs = append(runs, res)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(runs[0])
+		}
+		if len(runs) == 1 {
+			benchreport.Print(os.Stdout, runs[0], *wide)
+			if !*noChart {
+				if st, err := os.Stat(dirs[0]); err == nil && st.IsDir() {
+					if err := writeChart(runs[0], dirs[0]); err != nil {
+						return fmt.Errorf("chart: %w", err)
+					}
+					fmt.Printf("\nchart.svg and chart.png drawn in %s\n", dirs[0])
+				}
+			}
+			return nil
+		}
+		for i := 1; i < len(runs); i++ {
+			if i > 1 {
+				fmt.Println()
+			}
+			benchreport.Compare(os.Stdout, runs[0], runs[i], dirs[0], dirs[i])
 		}
 		return nil
 	}
-	for i := 1; i < len(runs); i++ {
-		if i > 1 {
-			fmt.Println()
-		}
-		benchreport.Compare(os.Stdout, runs[0], runs[i], dirs[0], dirs[i])
-	}
-	return nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "cksum-bench", summary: "measure crc32c implementations and checksum modes", run: runCksumBench})
+	register(command{name: "cksum-bench", summary: "measure crc32c implementations and checksum modes", args: "", min: 0, max: 0, setup: runCksumBench})
 }
 
 const cksumBenchAbout = `
@@ -77,8 +77,8 @@ type cksumBenchResult struct {
 	CopyUpdate []cksumCopyResult  `json:"copy_update,omitempty"`
 }
 
-func runCksumBench(args []string) error {
-	fs := newFlags("cksum-bench", "", cksumBenchAbout)
+func runCksumBench(fs *flagSet) func(pos []string) error {
+	fs.about = cksumBenchAbout
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
 	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep ('' to skip it); inline's is its work at seal")
@@ -87,100 +87,99 @@ func runCksumBench(args []string) error {
 	rounds := fs.Int("rounds", 7, "samples per measurement (the median is reported)")
 	copyUpd := fs.Bool("copy", true, "measure CopyUpdate against copy and copy+Update")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	impls, err := selectImpls(*implsFlag)
-	if err != nil {
-		return fs.usagef("%v", err)
-	}
-	var sizes []int64
-	for _, s := range strings.Split(*sizesFlag, ",") {
-		n, err := parseSize(s)
+	return func(_ []string) (err error) {
+		impls, err := selectImpls(*implsFlag)
 		if err != nil {
-			return fs.usagef("--sizes: %v", err)
+			return fs.usagef("%v", err)
 		}
-		if n == 0 || n > 64<<20 {
-			return fs.usagef("--sizes: %s out of range (1 byte to 64 MiB)", s)
-		}
-		sizes = append(sizes, n)
-	}
-	var modes []cksum.Mode
-	if *modesFlag != "" {
-		for _, s := range strings.Split(*modesFlag, ",") {
-			m, err := cksum.ParseMode(strings.TrimSpace(s))
-			if err != nil {
-				return fs.usagef("--modes: %v", err)
-			}
-			modes = append(modes, m)
-		}
-	}
-	var records []int
-	if len(modes) > 0 {
-		for _, s := range strings.Split(*recSizes, ",") {
+		var sizes []int64
+		for _, s := range strings.Split(*sizesFlag, ",") {
 			n, err := parseSize(s)
 			if err != nil {
-				return fs.usagef("--record-sizes: %v", err)
+				return fs.usagef("--sizes: %v", err)
 			}
-			if n < 2*cksum.BlockSize || n > logbuf.MaxLogBSize || n%cksum.BlockSize != 0 {
-				return fs.usagef("--record-sizes: %s is not a multiple of 512 from 1k to 256k", s)
+			if n == 0 || n > 64<<20 {
+				return fs.usagef("--sizes: %s out of range (1 byte to 64 MiB)", s)
 			}
-			records = append(records, int(n))
+			sizes = append(sizes, n)
 		}
-	}
-	if *rounds < 1 || *total <= 0 {
-		return fs.usagef("--rounds and --time must be positive")
-	}
-
-	res := cksumBenchResult{Best: cksum.Best().Name, Choice: cksum.Chosen()}
-	per := *total / time.Duration(len(sizes)*(*rounds))
-	if !*asJSON {
-		fmt.Fprintf(os.Stderr, "measuring %d implementations × %d sizes, %d rounds ...\n", len(impls), len(sizes), *rounds)
-	}
-	// Round-robin samples: every (impl, size) once per round.
-	type key struct{ impl, size int }
-	samples := map[key][]float64{}
-	bufs := make([][]byte, len(sizes))
-	for i, n := range sizes {
-		bufs[i] = make([]byte, n)
-		for j := range bufs[i] {
-			bufs[i][j] = byte(j*131 + 7)
-		}
-	}
-	for range *rounds {
-		for si := range sizes {
-			for ii, im := range impls {
-				buf := bufs[si]
-				samples[key{ii, si}] = append(samples[key{ii, si}], throughput(per, len(buf), func() { sink ^= im.Update(sink, buf) }))
+		var modes []cksum.Mode
+		if *modesFlag != "" {
+			for _, s := range strings.Split(*modesFlag, ",") {
+				m, err := cksum.ParseMode(strings.TrimSpace(s))
+				if err != nil {
+					return fs.usagef("--modes: %v", err)
+				}
+				modes = append(modes, m)
 			}
 		}
-	}
-	stdlibIdx := slices.IndexFunc(impls, func(im cksum.Impl) bool { return im.Name == "stdlib" })
-	for ii, im := range impls {
-		r := cksumImplResult{Name: im.Name, Desc: im.Desc}
-		for si, n := range sizes {
-			g := benchstat.MedianValue(samples[key{ii, si}])
-			r.Sizes = append(r.Sizes, cksumSizeResult{Bytes: n, GBps: g / 1e9, RatioStdlib: g / benchstat.MedianValue(samples[key{stdlibIdx, si}])})
+		var records []int
+		if len(modes) > 0 {
+			for _, s := range strings.Split(*recSizes, ",") {
+				n, err := parseSize(s)
+				if err != nil {
+					return fs.usagef("--record-sizes: %v", err)
+				}
+				if n < 2*cksum.BlockSize || n > logbuf.MaxLogBSize || n%cksum.BlockSize != 0 {
+					return fs.usagef("--record-sizes: %s is not a multiple of 512 from 1k to 256k", s)
+				}
+				records = append(records, int(n))
+			}
 		}
-		res.Impls = append(res.Impls, r)
-	}
+		if *rounds < 1 || *total <= 0 {
+			return fs.usagef("--rounds and --time must be positive")
+		}
 
-	if len(modes) > 0 && len(records) > 0 {
-		res.Sweep = sweepModes(impls, modes, records, *rounds, *total)
-	}
+		res := cksumBenchResult{Best: cksum.Best().Name, Choice: cksum.Chosen()}
+		per := *total / time.Duration(len(sizes)*(*rounds))
+		if !*asJSON {
+			fmt.Fprintf(os.Stderr, "measuring %d implementations × %d sizes, %d rounds ...\n", len(impls), len(sizes), *rounds)
+		}
+		// Round-robin samples: every (impl, size) once per round.
+		type key struct{ impl, size int }
+		samples := map[key][]float64{}
+		bufs := make([][]byte, len(sizes))
+		for i, n := range sizes {
+			bufs[i] = make([]byte, n)
+			for j := range bufs[i] {
+				bufs[i][j] = byte(j*131 + 7)
+			}
+		}
+		for range *rounds {
+			for si := range sizes {
+				for ii, im := range impls {
+					buf := bufs[si]
+					samples[key{ii, si}] = append(samples[key{ii, si}], throughput(per, len(buf), func() { sink ^= im.Update(sink, buf) }))
+				}
+			}
+		}
+		stdlibIdx := slices.IndexFunc(impls, func(im cksum.Impl) bool { return im.Name == "stdlib" })
+		for ii, im := range impls {
+			r := cksumImplResult{Name: im.Name, Desc: im.Desc}
+			for si, n := range sizes {
+				g := benchstat.MedianValue(samples[key{ii, si}])
+				r.Sizes = append(r.Sizes, cksumSizeResult{Bytes: n, GBps: g / 1e9, RatioStdlib: g / benchstat.MedianValue(samples[key{stdlibIdx, si}])})
+			}
+			res.Impls = append(res.Impls, r)
+		}
 
-	if *copyUpd {
-		res.CopyUpdate = measureCopyUpdate(impls, sizes, *total, *rounds)
-	}
+		if len(modes) > 0 && len(records) > 0 {
+			res.Sweep = sweepModes(impls, modes, records, *rounds, *total)
+		}
 
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if *copyUpd {
+			res.CopyUpdate = measureCopyUpdate(impls, sizes, *total, *rounds)
+		}
+
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		printCksumBench(os.Stdout, res)
+		printCopyUpdate(os.Stdout, res.CopyUpdate)
+		return nil
 	}
-	printCksumBench(os.Stdout, res)
-	printCopyUpdate(os.Stdout, res.CopyUpdate)
-	return nil
 }
 
 // sweepModes measures every mode at every record size with every

@@ -15,7 +15,7 @@ import (
 // byte the xfs coverage leaves out of the CRC (the durable watermark) is
 // corruption as any other.
 func TestMkfsCRCCoverage(t *testing.T) {
-	if code, _, errs := runCapture(t, "mkfs", "--crc", "sector", filepath.Join(t.TempDir(), "s")); code != 2 || !strings.Contains(errs, "--crc sector: want whole or xfs") {
+	if code, _, errs := runCapture(t, "mkfs", "--crc", "sector", filepath.Join(t.TempDir(), "s")); code != 2 || !strings.Contains(errs, `--crc: unknown CRC coverage "sector" (want whole or xfs)`) {
 		t.Fatalf("mkfs --crc sector: exit %d, %q", code, errs)
 	}
 	for _, cov := range []string{"whole", "xfs", ""} {

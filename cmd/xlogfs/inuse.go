@@ -196,6 +196,9 @@ func waitForStore(dir string, wait time.Duration, msgs io.Writer, cmd string) er
 // (with the records behind the tail if all). A
 // store that a mount took meanwhile is in use, not unsound.
 func inspectWaiting(dir string, wait time.Duration, cmd string, all bool) (*journal.LogReport, error) {
+	if err := storeArg(dir); err != nil {
+		return nil, err
+	}
 	if err := waitForStore(dir, wait, os.Stderr, cmd); err != nil {
 		return nil, err
 	}
@@ -208,4 +211,19 @@ func inspectWaiting(dir string, wait time.Duration, cmd string, all bool) (*jour
 		return nil, &errInUse{dir: dir, mounts: storeMounts(dir), holders: lockHolders(dir)}
 	}
 	return rep, err
+}
+
+// storeArg says in a sentence why path cannot be the store directory a
+// command was given: a file, or a path that cannot be looked at. A
+// missing path is left to the command (mkfs and mount make it; check and
+// logprint say it is not a store).
+func storeArg(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%s is a file, not a directory: a store is a directory", path)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: %w", path, unwrapPath(err))
+	}
+	return nil
 }

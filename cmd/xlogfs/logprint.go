@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "logprint", summary: "print the records (and ops, transactions) of a store's log", run: runLogprint})
+	register(command{name: "logprint", summary: "print the records (and ops, transactions) of a store's log", args: "DIR", min: 1, max: 1, setup: runLogprint})
 }
 
 type jsonOp struct {
@@ -145,65 +144,72 @@ func (f logFilter) matches(op journal.Op) bool {
 	return true
 }
 
-func runLogprint(args []string) error {
-	fs := newFlags("logprint", "DIR", logprintAbout)
+func runLogprint(fs *flagSet) func(pos []string) error {
+	fs.about = logprintAbout
 	ops := fs.Bool("ops", false, "print each op header of each record")
 	txs := fs.Bool("transactions", false, "print the transactions, reassembled across records")
 	all := fs.Bool("all", false, "also the records behind the tail, still in the log file (marked old)")
 	from := fs.String("from", "", "start at this LSN, cycle,block (e.g. 1,0)")
 	to := fs.String("to", "", "end at this LSN, cycle,block (included)")
 	ino := fs.Uint64("ino", 0, "keep records and transactions with an op on this inode")
-	opType := fs.String("type", "", "keep records and transactions with an op of this type: "+strings.Join(opTypeNames(), ", "))
+	opType := stringEnum(fs, "type", "", opTypeNames(), "op type", "keep records and transactions with an op of this type")
 	stats := fs.Bool("stats", false, "print a count and the bytes of each op type, and the records' header and payload bytes")
 	asJSON := fs.Bool("json", false, "print JSON: an object with a records list")
 	wait := fs.Duration("wait", defaultStoreWait, "how long to wait for a store whose unmount is finishing")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	var filt logFilter
-	if *from != "" {
-		if filt.from, err = parseLSN(*from); err != nil {
-			return fs.usagef("--from: %v", err)
+	return func(pos []string) (err error) {
+		var filt logFilter
+		if *from != "" {
+			if filt.from, err = parseLSN(*from); err != nil {
+				return fs.usagef("--from: %v", err)
+			}
 		}
-	}
-	if *to != "" {
-		if filt.to, err = parseLSN(*to); err != nil {
-			return fs.usagef("--to: %v", err)
+		if *to != "" {
+			if filt.to, err = parseLSN(*to); err != nil {
+				return fs.usagef("--to: %v", err)
+			}
+			if filt.to < filt.from {
+				return fs.usagef("--to %s is before --from %s", *to, *from)
+			}
 		}
-		if filt.to < filt.from {
-			return fs.usagef("--to %s is before --from %s", *to, *from)
-		}
-	}
-	fs.Visit(func(f *flag.Flag) { filt.hasIno = filt.hasIno || f.Name == "ino" })
-	filt.ino = journal.Ino(*ino)
-	if *opType != "" {
-		if !slices.Contains(opTypeNames(), *opType) {
-			return fs.usagef("--type: unknown op type %q (want %s)", *opType, strings.Join(opTypeNames(), ", "))
-		}
-		filt.opType = *opType
-	}
-	rep, err := inspectWaiting(pos[0], *wait, "logprint", *all)
-	if err != nil {
-		return err
-	}
-	out := buildLog(pos[0], rep, logOptions{ops: *ops || *asJSON, txs: *txs, all: *all, stats: *stats, filter: filt})
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		filt.hasIno = fs.Changed("ino")
+		filt.ino = journal.Ino(*ino)
+		filt.opType = opType.v
+		rep, err := inspectWaiting(pos[0], *wait, "logprint", *all)
+		if err != nil {
 			return err
 		}
-	} else {
-		printLog(os.Stdout, out, *ops, *txs)
-	}
-	if out.Status != "ok" {
-		if !*asJSON {
-			fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", out.Error)
+		if err := checkRange(rep, filt); err != nil {
+			return err
 		}
-		return exitCode(1)
+		out := buildLog(pos[0], rep, logOptions{ops: *ops || *asJSON, txs: *txs, all: *all, stats: *stats, filter: filt})
+		if *stats {
+			// The summary alone, as pg_waldump --stats prints it.
+			out.Records, out.Transactions = []jsonRecord{}, nil
+		}
+		if note := rangeNote(rep, filt, *all, out); note != "" {
+			fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", note)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			printLog(os.Stdout, out, *ops, *txs)
+		}
+		if out.Status != "ok" {
+			if !*asJSON {
+				msg := out.Error
+				if rep.Corrupt != nil {
+					msg = corruptText(rep.Corrupt, pos[0])
+				}
+				fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", msg)
+			}
+			return exitCode(1)
+		}
+		return nil
 	}
-	return nil
 }
 
 // opTypeNames are the op types --type takes: the journal's, and unmount.
@@ -487,6 +493,11 @@ func wholeOp(op logbuf.Op) (journal.Op, bool) {
 }
 
 func printLog(w io.Writer, l jsonLog, ops, txs bool) {
+	if s := l.Stats; s != nil {
+		fmt.Fprintf(w, "log of %s: tail %s, head %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, l.CRCCoverage)
+		printLogStats(w, s)
+		return
+	}
 	fmt.Fprintf(w, "log of %s: tail %s, head %s, %s; crc %s\n", l.Store, l.TailLSN, l.HeadLSN, logState(l.Clean, len(l.Records)), l.CRCCoverage)
 	fmt.Fprintf(w, "%-12s %8s %6s %-10s %-10s %-12s %-5s  %s\n", "LSN", "len", "ops", "crc", "computed", "durable", "where", "status")
 	live, old := 0, 0
@@ -649,4 +660,37 @@ func logState(clean bool, records int) string {
 		return "empty"
 	}
 	return "dirty: a mount replays it"
+}
+
+// checkRange refuses a --from or --to whose block lies outside the log.
+func checkRange(rep *journal.LogReport, f logFilter) error {
+	blocks := uint32(rep.Superblock.LogSize / 512)
+	for _, b := range []struct {
+		flag string
+		lsn  logbuf.LSN
+	}{{"--from", f.from}, {"--to", f.to}} {
+		if b.lsn.Block() >= blocks {
+			return fmt.Errorf("%s %s: block %d is past the end of the log, which has %d blocks (0 to %d)", b.flag, b.lsn, b.lsn.Block(), blocks, blocks-1)
+		}
+	}
+	return nil
+}
+
+// rangeNote explains an empty --from/--to range: behind the tail (the
+// records there are old: --all prints them) or past the head (not written
+// yet).
+func rangeNote(rep *journal.LogReport, f logFilter, all bool, out jsonLog) string {
+	if f.from == 0 && f.to == 0 || len(out.Records) > 0 || out.Stats != nil && out.Stats.Records > 0 {
+		return ""
+	}
+	tail, head := rep.Checkpoint.TailLSN, rep.Head
+	switch {
+	case f.to != 0 && f.to < tail && !all:
+		return fmt.Sprintf("no records from %s to %s: the range is behind the log's tail %s, where the live log starts; --all also prints the old records behind it", f.from, f.to, tail)
+	case f.to != 0 && f.to < tail:
+		return fmt.Sprintf("no records from %s to %s: the range is behind the log's tail %s and no old record is left there", f.from, f.to, tail)
+	case f.from >= head:
+		return fmt.Sprintf("no records from %s: the log's head is %s, where the next record goes", f.from, head)
+	}
+	return ""
 }

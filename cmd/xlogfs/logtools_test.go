@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,6 +220,8 @@ func TestFortyFsyncedFilesCorrupt(t *testing.T) {
 	}
 	if code, _, errs := runCapture(t, "logprint", dir); code != 1 || !strings.Contains(errs, "corrupt at LSN "+second.LSN) {
 		t.Fatalf("logprint: exit %d: %s", code, errs)
+	} else if lines := strings.Split(strings.TrimSpace(errs), "\n"); len(lines) > 8 || slices.ContainsFunc(lines, func(l string) bool { return len(l) > 200 }) {
+		t.Errorf("logprint's corruption error is not a few short lines:\n%s", errs)
 	}
 	mountRefuses(t, dir, "LSN "+second.LSN, fmt.Sprintf("log offset %d", second.Offset), "stored CRC "+second.CRC)
 
@@ -228,6 +231,10 @@ func TestFortyFsyncedFilesCorrupt(t *testing.T) {
 	if code != 0 || lost < 0 || done < lost || !strings.Contains(out[lost:done], "at least 76 committed transactions") ||
 		!strings.Contains(out[lost:done], `create ino 41 at 1/"f39"`) {
 		t.Fatalf("check --repair: exit %d\n%s", code, out)
+	}
+	// The bad record is named once, its reason said once.
+	if strings.Contains(out, "record "+second.LSN+": record "+second.LSN) || strings.Count(out[lost:done], "CRC mismatch") != 1 {
+		t.Errorf("check --repair repeats itself:\n%s", out[lost:done])
 	}
 	fs, err := journal.Open(dir, journal.Options{Logf: func(string, ...any) {}})
 	if err != nil {
@@ -404,7 +411,19 @@ func TestLogprintAll(t *testing.T) {
 		s.HeaderBytes+s.OpHeaders+s.RegionBytes+s.PaddingBytes != s.Bytes || s.RegionBytes < 700*15 {
 		t.Errorf("--stats bytes: %+v", s)
 	}
-	if code, out, _ := runCapture(t, "logprint", "--all", "--stats", dir); code != 0 || !strings.Contains(out, "op type") || !strings.Contains(out, "header blocks") {
-		t.Errorf("logprint --stats as text: exit %d\n%s", code, out)
+	if code, out, _ := runCapture(t, "logprint", "--all", "--stats", dir); code != 0 || !strings.Contains(out, "op type") || !strings.Contains(out, "header blocks") ||
+		strings.Contains(out, "status\n") || strings.Contains(out, " live ") {
+		t.Errorf("logprint --stats as text: exit %d, want the summary alone, no record lines\n%s", code, out)
+	}
+	if r := logprintJSON(t, "--all", "--stats", dir); len(r.Records) != 0 || r.Stats == nil {
+		t.Errorf("logprint --stats --json: %d records listed, want the summary alone", len(r.Records))
+	}
+
+	// A range outside the log is refused; one behind the tail explained.
+	if code, _, errs := runCapture(t, "logprint", "--from", "1,99999999", dir); code != 1 || !strings.Contains(errs, "--from 1,99999999: block 99999999 is past the end of the log, which has ") {
+		t.Errorf("--from past the log's end: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runCapture(t, "logprint", "--from", "1,0", "--to", "1,0", dir); code != 0 || !strings.Contains(errs, "no records from 1,0 to 1,0: the range is behind the log's tail") || !strings.Contains(errs, "--all") {
+		t.Errorf("a range behind the tail: exit %d, %q", code, errs)
 	}
 }

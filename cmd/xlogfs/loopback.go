@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "loopback-mount", summary: "mount go-fuse's loopback filesystem over a directory (the bench's baseline)", run: runLoopback})
+	register(command{name: "loopback-mount", summary: "mount go-fuse's loopback filesystem over a directory (the bench's baseline)", args: "DIR MOUNTPOINT", min: 2, max: 2, setup: runLoopback})
 }
 
 // runLoopback serves go-fuse's own loopback filesystem, configured as its
@@ -37,8 +37,8 @@ func init() {
 // it served by opcode, whether passthrough was on and the emulated
 // flushes (flush_latency_ns, flushes_emulated, flush_overruns), in .stats's
 // format.
-func runLoopback(args []string) (err error) {
-	flags := newFlags("loopback-mount", "DIR MOUNTPOINT", `
+func runLoopback(flags *flagSet) func(pos []string) error {
+	flags.about = `
 Serves DIR at MOUNTPOINT through go-fuse's loopback filesystem, in the
 foreground, until unmounted (fusermount3 -u, SIGINT or SIGTERM). xlogfs bench
 uses it as the FUSE baseline it compares xlogfs against, with
@@ -46,83 +46,81 @@ uses it as the FUSE baseline it compares xlogfs against, with
 with --flush-latency D as the bench's emulated device: every fsync(2) and
 fsync of a directory it serves makes the real fsync, then waits until D has
 passed since it began, as xlogfs mount --flush-latency does for its log
-flushes and data-file syncs.`)
+flushes and data-file syncs.`
 	cpuprofile := flags.String("cpuprofile", "", "write a CPU profile of the mount's life to this file")
 	killpriv := flags.Bool("handle-killpriv-v2", false, "negotiate FUSE HANDLE_KILLPRIV_V2 (no security.capability query before every write; set-ID bits are then not cleared on write)")
 	statsFile := flags.String("stats", "", "at unmount, write the FUSE requests served (fuse_<OPCODE> N), passthrough on|off and the emulated flushes to this file")
 	flushLat := flags.Duration("flush-latency", 0, "measuring aid: make every FSYNC and FSYNCDIR served take at least this long (e.g. 200us; the real fsync, then a wait), emulating a device of that latency")
-	pos, err := parse(flags, args, 2, 2)
-	if err != nil {
-		return err
-	}
-	if *flushLat < 0 || *flushLat > time.Second {
-		return flags.usagef("--flush-latency %v: want 0 (off) to 1s", *flushLat)
-	}
-	rep := newReporter()
-	defer func() {
-		if rep.ready != nil {
-			rep.done(err, os.DevNull, "none")
+	return func(pos []string) (err error) {
+		if *flushLat < 0 || *flushLat > time.Second {
+			return flags.usagef("--flush-latency %v: want 0 (off) to 1s", *flushLat)
 		}
-	}()
-	if *cpuprofile != "" {
-		stop, err := profiling.StartCPUProfile(*cpuprofile)
+		rep := newReporter()
+		defer func() {
+			if rep.ready != nil {
+				rep.done(err, os.DevNull, "none")
+			}
+		}()
+		if *cpuprofile != "" {
+			stop, err := profiling.StartCPUProfile(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		root, err := fs.NewLoopbackRoot(pos[0])
 		if err != nil {
 			return err
 		}
-		defer stop()
-	}
-	root, err := fs.NewLoopbackRoot(pos[0])
-	if err != nil {
-		return err
-	}
-	var lat *datafile.FlushLatency
-	if *flushLat > 0 {
-		lat = &datafile.FlushLatency{D: *flushLat}
-		if root, err = flushLatencyRoot(root, lat); err != nil {
-			return err
+		var lat *datafile.FlushLatency
+		if *flushLat > 0 {
+			lat = &datafile.FlushLatency{D: *flushLat}
+			if root, err = flushLatencyRoot(root, lat); err != nil {
+				return err
+			}
 		}
-	}
-	sec := time.Second
-	opts := &fs.Options{
-		AttrTimeout: &sec, EntryTimeout: &sec,
-		MountOptions: fuse.MountOptions{Name: "loopback", FsName: pos[0], Options: []string{"default_permissions"}},
-	}
-	if *killpriv {
-		opts.MountOptions.ExtraCapabilities = fuse.CAP_HANDLE_KILLPRIV_V2
-	}
-	// fs.Mount, with the requests counted.
-	reqs := fusefs.CountRequests(fs.NewNodeFS(root, opts))
-	server, err := fuse.NewServer(reqs, pos[1], &opts.MountOptions)
-	if err != nil {
-		return fmt.Errorf("mounting at %s: %w", pos[1], err)
-	}
-	go server.Serve()
-	if err := server.WaitMount(); err != nil {
-		return fmt.Errorf("mounting at %s: %w", pos[1], err)
-	}
-	pt := loopbackPassthrough(server, pos[0])
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		unmountOrDetach(server.Unmount, pos[1], func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
-	}()
-	rep.done(nil, os.DevNull, "none")
-	server.Wait()
-	if *statsFile != "" {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[pt])
-		var flushes, overruns uint64
-		if lat != nil {
-			flushes, overruns = lat.Flushes.Load(), lat.Overruns.Load()
+		sec := time.Second
+		opts := &fs.Options{
+			AttrTimeout: &sec, EntryTimeout: &sec,
+			MountOptions: fuse.MountOptions{Name: "loopback", FsName: pos[0], Options: []string{"default_permissions"}},
 		}
-		fmt.Fprintf(&b, "flush_latency_ns %d\nflushes_emulated %d\nflush_overruns %d\n", int64(*flushLat), flushes, overruns)
-		reqs.WriteTo(&b)
-		if err := os.WriteFile(*statsFile, b.Bytes(), 0o644); err != nil {
-			return err
+		if *killpriv {
+			opts.MountOptions.ExtraCapabilities = fuse.CAP_HANDLE_KILLPRIV_V2
 		}
+		// fs.Mount, with the requests counted.
+		reqs := fusefs.CountRequests(fs.NewNodeFS(root, opts))
+		server, err := fuse.NewServer(reqs, pos[1], &opts.MountOptions)
+		if err != nil {
+			return fmt.Errorf("mounting at %s: %w", pos[1], err)
+		}
+		go server.Serve()
+		if err := server.WaitMount(); err != nil {
+			return fmt.Errorf("mounting at %s: %w", pos[1], err)
+		}
+		pt := loopbackPassthrough(server, pos[0])
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		go func() {
+			<-sigs
+			unmountOrDetach(server.Unmount, pos[1], func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+		}()
+		rep.done(nil, os.DevNull, "none")
+		server.Wait()
+		if *statsFile != "" {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "passthrough %s\n", map[bool]string{true: "on", false: "off"}[pt])
+			var flushes, overruns uint64
+			if lat != nil {
+				flushes, overruns = lat.Flushes.Load(), lat.Overruns.Load()
+			}
+			fmt.Fprintf(&b, "flush_latency_ns %d\nflushes_emulated %d\nflush_overruns %d\n", int64(*flushLat), flushes, overruns)
+			reqs.WriteTo(&b)
+			if err := os.WriteFile(*statsFile, b.Bytes(), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 // loopbackPassthrough reports whether go-fuse's loopback can open files in

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"4096": 4096, "4k": 4096, "256K": 256 << 10, "64MiB": 64 << 20, "1g": 1 << 30, "512b": 512, " 32kb ": 32 << 10} {
+	for in, want := range map[string]int64{"4096": 4096, "4k": 4096, "256K": 256 << 10, "64MiB": 64 << 20, "1g": 1 << 30, "1T": 1 << 40, "512b": 512, " 32kb ": 32 << 10} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
@@ -67,7 +67,7 @@ func runCapture(t *testing.T, args ...string) (code int, stdout, stderr string) 
 
 func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range commands {
-		code, out, errs := runCapture(t, c.name, "--help")
+		code, out, errs := runCapture(t, append(strings.Fields(c.name), "--help")...)
 		if code != 0 || !strings.Contains(out+errs, "usage: xlogfs "+c.name) {
 			t.Errorf("%s --help: exit %d, output %q", c.name, code, out+errs)
 		}
@@ -159,5 +159,26 @@ func TestVersion(t *testing.T) {
 	self, _ := debug.ReadBuildInfo()
 	if want := buildVersion(self); !reflect.DeepEqual(got, want) || got.Crc32c == "" || got.Crc32cWhy == "" || got.Go == "" {
 		t.Errorf("version --json %+v, want %+v", got, want)
+	}
+}
+
+// TestCommandsDocUpToDate fails when docs/commands.md is not what the
+// commands' --help prints: run "make docs".
+func TestCommandsDocUpToDate(t *testing.T) {
+	got, err := os.ReadFile(repoFile("docs/commands.md"))
+	if err != nil {
+		t.Fatalf("%v (run make docs)", err)
+	}
+	if want := commandsMarkdown(); !bytes.Equal(got, want) {
+		t.Errorf("docs/commands.md is stale: run make docs")
+	}
+	// It holds every command's help, flags included.
+	for _, c := range commands {
+		if !c.hidden && !bytes.Contains(got, []byte("## xlogfs "+c.name+"\n")) {
+			t.Errorf("docs/commands.md has no section for %s", c.name)
+		}
+	}
+	if !bytes.Contains(got, []byte("--cksum-mode MODE")) {
+		t.Error("docs/commands.md lacks mount's --cksum-mode")
 	}
 }

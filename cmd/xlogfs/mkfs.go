@@ -9,11 +9,11 @@ import (
 )
 
 func init() {
-	register(command{name: "mkfs", summary: "make an empty xlogfs store in a directory", run: runMkfs})
+	register(command{name: "mkfs", summary: "make an empty xlogfs store in a directory", args: "DIR", min: 1, max: 1, setup: runMkfs})
 }
 
-func runMkfs(args []string) error {
-	fs := newFlags("mkfs", "DIR", `
+func runMkfs(fs *flagSet) func(pos []string) error {
+	fs.about = `
 Makes an empty filesystem in DIR: the superblock, a zeroed circular log of
 --log-size, the data directory, and an initial checkpoint holding the root
 directory. DIR may be missing or empty. A non-empty directory that is not an
@@ -41,34 +41,32 @@ superblock records it; mount, check and logprint read it):
          bytes), xh_cycle and xh_cycle_data (260 bytes) of the extension
          headers h_len needs, the payload; the xfs mode then makes
          exactly xlog_cksum's crc32c calls over its bytes
-Every checksum mode (mount --mode) works under either.`)
+Every checksum mode (mount --mode) works under either.`
 	logSize := &sizeFlag{n: journal.DefaultLogSize}
 	fs.Var(logSize, "log-size", "size of the circular log (k, m, g suffixes)")
 	logbsize := &sizeFlag{}
 	fs.Var(logbsize, "logbsize", "default iclog size, 32k to 256k, a power of two (default: the largest that suits the log)")
-	crc := fs.String("crc", "whole", "what each log record's CRC covers: whole or xfs (XFS's xlog_cksum)")
+	crc := enumVar(fs, "crc", "whole", []string{"whole", "xfs"}, cksum.ParseCoverage, "what each log record's CRC covers: whole or xfs (XFS's xlog_cksum)")
 	force := fs.Bool("force", false, "recreate DIR if it already is an xlogfs store (its files are lost)")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+	return func(pos []string) (err error) {
+		cov := crc.v
+		switch {
+		case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
+			return fs.usagef("--log-size %s: want %dk to %dG", logSize, journal.MinLogSize>>10, journal.MaxLogSize>>30)
+		case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
+			return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
+		}
+		if err := storeArg(pos[0]); err != nil {
+			return err
+		}
+		if err := refuseMounted(pos[0]); err != nil {
+			return err
+		}
+		sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
+		if err != nil {
+			return inUseOf(pos[0], err)
+		}
+		fmt.Printf("made xlogfs store %s: log %s, logbsize %s, crc %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage, sb.UUID)
+		return nil
 	}
-	cov, err := cksum.ParseCoverage(*crc)
-	if err != nil {
-		return fs.usagef("--crc %s: want whole or xfs", *crc)
-	}
-	switch {
-	case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
-		return fs.usagef("--log-size %s: want %dk to %dG", logSize, journal.MinLogSize>>10, journal.MaxLogSize>>30)
-	case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
-		return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
-	}
-	if err := refuseMounted(pos[0]); err != nil {
-		return err
-	}
-	sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
-	if err != nil {
-		return inUseOf(pos[0], err)
-	}
-	fmt.Printf("made xlogfs store %s: log %s, logbsize %s, crc %s, uuid %x\n", pos[0], humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), sb.Coverage, sb.UUID)
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"expvar"
-	"flag"
 	"fmt"
 	"io"
 	"log/syslog"
@@ -28,7 +27,7 @@ import (
 )
 
 func init() {
-	register(command{name: "mount", summary: "mount a store (an empty directory is made one first)", run: runMount})
+	register(command{name: "mount", summary: "mount a store (an empty directory is made one first)", args: "DIR MOUNTPOINT", min: 2, max: 2, setup: runMount})
 }
 
 const mountAbout = `
@@ -98,7 +97,9 @@ const readyEnv = "XLOGFS_READY_FD"
 const defaultImmediateWrite = 64 << 10
 
 type mountFlags struct {
-	mode, journalMode, impl  string
+	mode                     *enumFlag[cksum.Mode]
+	journalMode              *enumFlag[journal.JournalMode]
+	impl                     *enumFlag[cksum.Impl]
 	logbsize                 *sizeFlag
 	logbufs                  int
 	pprof, cpuprofile, log   string
@@ -111,24 +112,24 @@ type mountFlags struct {
 	flushLatency             time.Duration
 	profileRate              int
 	syslog                   string
-	passthrough              string
-	transport                string
+	passthrough              *enumFlag[fusefs.PassthroughMode]
+	transport                *enumFlag[fusefs.Transport]
 	immediate                *sizeFlag
 	immediateSet             bool
-	syncWrites               string
-	logItems                 string
+	syncWrites               *enumFlag[datafile.SyncWrites]
+	logItems                 *enumFlag[journal.LogItems]
 }
 
-func runMount(args []string) error {
-	fs := newFlags("mount", "DIR MOUNTPOINT", mountAbout)
+func runMount(fs *flagSet) func(pos []string) error {
+	fs.about = mountAbout
 	var f mountFlags
-	fs.StringVar(&f.mode, "cksum-mode", "batched", "how log records are checksummed: batched, xfs, sector or inline (as ops are copied into the log)")
-	fs.StringVar(&f.journalMode, "journal", "meta", "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
-	fs.StringVar(&f.logItems, "log-items", "xfs", "what each transaction logs beside its logical op: xfs (the inode cores, dirty buffer chunks and extent frees XFS would log for it, so records are the size XFS's are) or logical (the op alone, the compact log); a store mounts with either, whichever wrote its log")
+	f.mode = enumVar(fs, "cksum-mode", "batched", cksumModes, cksum.ParseMode, "how log records are checksummed: batched (one call per record), xfs (XFS's calls: one per header block and one for the payload; per-chunk is another name for it), sector (one per 512 bytes) or inline (as ops are copied into the log)")
+	f.journalMode = enumVar(fs, "journal", "meta", []string{"meta", "data"}, journal.ParseJournalMode, "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
+	f.logItems = enumVar(fs, "log-items", "xfs", []string{"xfs", "logical"}, journal.ParseLogItems, "what each transaction logs beside its logical op: xfs (the inode cores, dirty buffer chunks and extent frees XFS would log for it, so records are the size XFS's are) or logical (the op alone, the compact log); a store mounts with either, whichever wrote its log")
 	f.logbsize = &sizeFlag{}
 	fs.Var(f.logbsize, "logbsize", "iclog size, 32k to 256k, a power of two (default: the store's, set at mkfs)")
 	fs.IntVar(&f.logbufs, "logbufs", 0, "number of iclogs, 2 to 8 (default 8, fewer if the log is small)")
-	fs.StringVar(&f.impl, "cksum-impl", "auto", "crc32c implementation: auto or one of "+strings.Join(implNames(), ", "))
+	f.impl = enumVar(fs, "cksum-impl", "auto", append([]string{"auto"}, implNames()...), cksum.Lookup, "crc32c implementation: auto (this CPU's fastest) or one this CPU has")
 	fs.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof and expvar on this address (loopback only, e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&f.pprofAny, "pprof-any-addr", false, "allow --pprof on a non-loopback address")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mount's whole life to this file")
@@ -147,34 +148,35 @@ func runMount(args []string) error {
 	fs.BoolVar(&f.directIO, "direct-io", false, "bypass the kernel page cache for every file (as O_DIRECT opens do)")
 	f.immediate = &sizeFlag{n: defaultImmediateWrite}
 	fs.Var(f.immediate, "immediate-write", "--journal meta: writes of at most this many bytes through the daemon (every write without passthrough; with it, the opens on the log route, --sync-writes) are logged with their bytes, as ZFS's intent log does, so their fsync is a log force alone; 0: none")
-	fs.StringVar(&f.syncWrites, "sync-writes", "auto", "with passthrough, which opens that write go through the daemon and the log instead: auto (per file: files fsynced at least once per 64k written, new files, and O_SYNC/O_DSYNC opens), log (all), passthrough (none but O_SYNC/O_DSYNC opens)")
-	fs.StringVar(&f.passthrough, "passthrough", "auto", "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
-	fs.StringVar(&f.transport, "transport", "classic", "how FUSE requests reach the daemon: classic (/dev/fuse), uring (FUSE over io_uring, one ring per CPU; Linux 6.14+, root; sets the fuse module's enable_uring) or auto (uring where the kernel and privileges allow)")
+	f.syncWrites = enumVar(fs, "sync-writes", "auto", []string{"auto", "log", "passthrough"}, datafile.ParseSyncWrites, "with passthrough, which opens that write go through the daemon and the log instead: auto (per file: files fsynced at least once per 64k written, new files, and O_SYNC/O_DSYNC opens), log (all), passthrough (none but O_SYNC/O_DSYNC opens)")
+	f.passthrough = enumVar(fs, "passthrough", "auto", []string{"auto", "on", "off"}, fusefs.ParsePassthrough, "kernel FUSE passthrough of regular files' reads and writes to their data files (--journal meta): auto (when the kernel and privileges allow), on, off")
+	f.transport = enumVar(fs, "transport", "classic", []string{"classic", "uring", "auto"}, fusefs.ParseTransport, "how FUSE requests reach the daemon: classic (/dev/fuse), uring (FUSE over io_uring, one ring per CPU; Linux 6.14+, root; sets the fuse module's enable_uring) or auto (uring where the kernel and privileges allow)")
 	fs.DurationVar(&f.flushLatency, "flush-latency", 0, "measuring aid: make every log flush and data-file sync take exactly this long (e.g. 200us), emulating a device of that latency; the real flush still happens")
 	fs.IntVar(&f.profileRate, "cpuprofile-rate", profiling.DefaultRate, "--cpuprofile samples per second of CPU time, e.g. 1000 (Linux samples a thread at most once per scheduler tick, 250 Hz on many kernels)")
 	fs.StringVar(&f.syslog, "syslog", defaultSyslog, `the daemon's syslog socket (a unix datagram socket), or "none"`)
-	pos, err := parse(fs, args, 2, 2)
-	if err != nil {
-		return err
+	return func(pos []string) (err error) {
+		opts, err := f.journalOptions(fs)
+		if err != nil {
+			return err
+		}
+		// Everything that can be checked cheaply is, before a store is made
+		// or a log recovered: a mount that cannot work leaves nothing behind.
+		dir, mnt, err := f.resolvePaths(pos[0], pos[1])
+		if err != nil {
+			return err
+		}
+		if err := f.checkBeforeWork(dir, mnt); err != nil {
+			return err
+		}
+		if !f.fg {
+			return daemonize(fs.raw, dir, mnt)
+		}
+		return serve(dir, mnt, f, opts)
 	}
-	opts, err := f.journalOptions(fs)
-	if err != nil {
-		return err
-	}
-	// Everything that can be checked cheaply is, before a store is made
-	// or a log recovered: a mount that cannot work leaves nothing behind.
-	dir, mnt, err := f.resolvePaths(pos[0], pos[1])
-	if err != nil {
-		return err
-	}
-	if err := f.checkBeforeWork(dir, mnt); err != nil {
-		return err
-	}
-	if !f.fg {
-		return daemonize(args, dir, mnt)
-	}
-	return serve(dir, mnt, f, opts)
 }
+
+// cksumModes are the checksum modes a flag lists.
+var cksumModes = []string{"batched", "xfs", "sector", "inline"}
 
 func implNames() []string {
 	var n []string
@@ -188,19 +190,7 @@ func implNames() []string {
 // usage errors, and returns the journal's options.
 func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	var o journal.Options
-	var err error
-	if o.Mode, err = cksum.ParseMode(f.mode); err != nil {
-		return o, fs.usagef("--cksum-mode: %v", err)
-	}
-	if o.Journal, err = journal.ParseJournalMode(f.journalMode); err != nil {
-		return o, fs.usagef("--journal: %v", err)
-	}
-	if o.LogItems, err = journal.ParseLogItems(f.logItems); err != nil {
-		return o, fs.usagef("--log-items: %v", err)
-	}
-	if o.Impl, err = cksum.Lookup(f.impl); err != nil {
-		return o, fs.usagef("--cksum-impl: %v", err)
-	}
+	o.Mode, o.Journal, o.LogItems, o.Impl = f.mode.v, f.journalMode.v, f.logItems.v, f.impl.v
 	o.LogBSize, o.LogBufs, o.CheckpointInterval = int(f.logbsize.n), f.logbufs, f.ckptInterval
 	o.LogForceInterval = f.logForce
 	switch {
@@ -225,17 +215,11 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	}
 	o.ReadOnly, o.NoRecovery = f.ro, f.norecovery
 	o.AllowMissingData = f.allowMissingData
-	pt, err := fusefs.ParsePassthrough(f.passthrough)
-	if err != nil {
-		return o, fs.usagef("--passthrough: %v", err)
-	}
+	pt := f.passthrough.v
 	if pt == fusefs.PassthroughOn && o.Journal != journal.JournalMeta {
 		return o, fs.usagef("--passthrough=on needs --journal meta: --journal data logs every written byte, so writes go through the daemon")
 	}
-	if _, err := fusefs.ParseTransport(f.transport); err != nil {
-		return o, fs.usagef("--transport: %v", err)
-	}
-	fs.Visit(func(fl *flag.Flag) { f.immediateSet = f.immediateSet || fl.Name == "immediate-write" })
+	f.immediateSet = fs.Changed("immediate-write")
 	switch {
 	case f.immediate.n > 1<<20:
 		return o, fs.usagef("--immediate-write %d: at most 1 MiB", f.immediate.n)
@@ -246,9 +230,7 @@ func (f *mountFlags) journalOptions(fs *flagSet) (journal.Options, error) {
 	case o.Journal == journal.JournalMeta:
 		o.ImmediateWrite = int(f.immediate.n)
 	}
-	if o.SyncWrites, err = datafile.ParseSyncWrites(f.syncWrites); err != nil {
-		return o, fs.usagef("--sync-writes: %v", err)
-	}
+	o.SyncWrites = f.syncWrites.v
 	if f.pprof != "" {
 		if err := profiling.CheckAddr(f.pprof, f.pprofAny); err != nil {
 			return o, fs.usagef("--pprof: %v", err)
@@ -364,7 +346,10 @@ func checkStoreDir(dir string, ro bool) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", dir, unwrapPath(err))
 	case !st.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
+		return storeArg(dir)
+	}
+	if err := refuseMounted(dir); err != nil {
+		return err
 	}
 	if empty, err := emptyDir(dir); err != nil {
 		return err
@@ -562,7 +547,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	start := time.Now()
 	jfs, err := journal.Open(dir, opts)
 	if err != nil {
-		return err
+		return inUseOf(dir, err)
 	}
 	r := jfs.Recovery()
 	switch {
@@ -586,8 +571,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	pt, _ := fusefs.ParsePassthrough(f.passthrough) // checked by journalOptions
-	tr, _ := fusefs.ParseTransport(f.transport)     // checked by journalOptions
+	pt, tr := f.passthrough.v, f.transport.v
 	server, err := fusefs.Mount(jfs, mnt, fusefs.Options{AllowOther: f.allowOther, Timeout: f.timeout, FsName: fsName, Debug: f.debug,
 		DirectIO: f.directIO, ReadOnly: f.ro, Passthrough: pt, Transport: tr, Logf: rep.logf})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{name: "pprof-share", summary: "share of CPU time spent checksumming, from CPU profiles", run: runPprofShare})
+	register(command{name: "pprof-share", summary: "share of CPU time spent checksumming, from CPU profiles", args: "PROFILE...", min: 1, max: -1, setup: runPprofShare})
 }
 
 var pprofShareAbout = `
@@ -37,24 +37,22 @@ type pprofShareResult struct {
 	profiling.Share
 }
 
-func runPprofShare(args []string) error {
-	fs := newFlags("pprof-share", "PROFILE...", pprofShareAbout)
+func runPprofShare(fs *flagSet) func(pos []string) error {
+	fs.about = pprofShareAbout
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	files, err := parse(fs, args, 1, -1)
-	if err != nil {
-		return err
+	return func(files []string) (err error) {
+		share, err := profiling.AnalyzeFiles(files...)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(pprofShareResult{Files: files, Share: share})
+		}
+		printPprofShare(os.Stdout, share)
+		return nil
 	}
-	share, err := profiling.AnalyzeFiles(files...)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pprofShareResult{Files: files, Share: share})
-	}
-	printPprofShare(os.Stdout, share)
-	return nil
 }
 
 func printPprofShare(w io.Writer, s profiling.Share) {

@@ -21,18 +21,36 @@ import (
 )
 
 func init() {
-	register(command{name: "stats", summary: "print a mounted filesystem's counters, once or every interval (MOUNTPOINT/.stats)", run: runStats})
+	register(command{name: "stats", summary: "print a mounted filesystem's counters, once or every interval (MOUNTPOINT/.stats)", args: "MOUNTPOINT", min: 1, max: 1, setup: runStats})
 }
 
 const statsAbout = `
 Prints the counters of the xlogfs mounted at MOUNTPOINT, read from its
-hidden, read-only .stats file: log forces and log syncs (fdatasyncs),
-records and their header and
-payload bytes, crc32c calls and bytes checksummed, time in checksum, fsyncs
-per log force, the daemon's CPU time, and more, a "name value" line each.
-The first, "state", is the journal's: ok; "degraded: checkpoint failed: ..."
-while checkpoints fail but the log has room; "failed: <reason>" once it
-takes no more changes (also said on stderr).
+hidden, read-only .stats file, a "name value" line each. The first, "state",
+is the journal's: ok; "degraded: checkpoint failed: ..." while checkpoints
+fail but the log has room; "failed: <reason>" once it takes no more changes
+(also said on stderr).
+
+The log's syncs and forces, as XFS counts them:
+  log_syncs        fdatasyncs of the log file (xfs_log_writes counts the
+                   records written, log_records here)
+  force_requests   log forces asked for (an fsync, a checkpoint), whether the
+                   log was durable already or not (XFS's xs_log_force)
+  log_forces       of those, the forces that waited for a log write (XFS's
+                   xs_log_force_sleep)
+  force_sleeps     forces that slept on another caller's round of log I/O
+                   and were served by a later one (group commit)
+  force_syncs      log syncs that at least one force waited for
+  forces_per_sync  log_forces / force_syncs: waiting forces served per such
+                   sync (group commit; 1.00: none shared)
+  fsyncs           fsync and fdatasync calls served; syncs_per_fsync is every
+                   sync (log, data files, directory, checkpoint) per fsync
+
+Units: a name says its unit. Times are in ns (_ns) but for fsync latency,
+in µs (_us) as its histogram is; shares are in percent (_pct):
+cksum_cpu_pct is the checksum's share of the daemon's CPU time over the
+mount's life (cksum_ns / process_cpu_ns), force_cksum_pct its share of
+the log forces' wall time (force_cksum_ns / force_ns).
 
 Histograms (fsync latency, checksum time per record, checksum and wall time
 per log force) are summarised as count, p50, p90, p99 and max, each the
@@ -40,73 +58,76 @@ middle of its log-linear bucket (at most 12.5 % wide); --histogram prints
 their buckets too.
 
 With --interval D it prints a line every D, as iostat does, of what
-happened in that interval: log syncs, records and fsyncs per second, MB/s
-logged, fsyncs served per log force (group commit), the checksum's CPU time
-per second and its share of the daemon's CPU time, and the interval's fsync
-p99; --count N stops after N lines (default: until interrupted).
+happened in that interval, each column the difference of .stats counters:
+  syncs/s       log_syncs per second
+  records/s     log_records per second
+  MB/s          log_bytes per second, in 10^6 bytes
+  fsyncs/s      fsyncs per second
+  forces/sync   log_forces / force_syncs (forces_per_sync of the interval)
+  cksum ns/s    cksum_ns per second: checksum CPU time
+  cksum cpu%    cksum_ns / process_cpu_ns, in percent (cksum_cpu_pct)
+  fsync p99     the interval's fsync latency p99, in µs
+--count N stops after N lines (default: until interrupted).
 
 --json prints the same as JSON: one object of every .stats name (numbers as
 numbers) and "histograms"; with --interval, one object per line and
-interval, with the rates, the counters' differences ("delta") and their
-values at the interval's end ("totals"). expvar (mount --pprof) serves the
-same names.`
+interval, with the columns under the names above ("log_syncs_per_s",
+"forces_per_sync", "cksum_cpu_pct", ...), the counters' differences
+("delta") and their values at the interval's end ("totals"). expvar (mount
+--pprof) serves the same names.`
 
-func runStats(args []string) error {
-	fs := newFlags("stats", "MOUNTPOINT", statsAbout)
+func runStats(fs *flagSet) func(pos []string) error {
+	fs.about = statsAbout
 	asJSON := fs.Bool("json", false, "print JSON")
 	histogram := fs.Bool("histogram", false, "print every histogram's buckets, not only its summary")
-	interval := fs.Duration("interval", 0, "print the rates of every interval of this length (e.g. 1s) instead of the totals")
-	fs.alias("i", "interval")
-	count := fs.Int("count", 0, "with --interval: stop after this many intervals (0: until interrupted)")
-	fs.alias("c", "count")
+	interval := fs.DurationP("interval", "i", 0, "print the rates of every interval of this length (e.g. 1s) instead of the totals")
+	count := fs.IntP("count", "c", 0, "with --interval: stop after this many intervals (0: until interrupted)")
 	xfsLine := fs.Bool("xfs", false, "print the log's counters as the log line of XFS's /proc/fs/xfs/stat: writes, blocks, noiclogs, force, force_sleep")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *interval < 0 || *interval > 0 && *interval < 10*time.Millisecond:
-		return fs.usagef("--interval %v: want 10ms or more", *interval)
-	case *count < 0:
-		return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
-	case *count > 0 && *interval == 0:
-		return fs.usagef("--count needs --interval")
-	case *xfsLine && (*interval > 0 || *asJSON || *histogram):
-		return fs.usagef("--xfs prints one line: not with --interval, --json or --histogram")
-	}
-	mnt := pos[0]
-	first, err := readMountStats(mnt)
-	if err != nil {
-		return err
-	}
-	if *xfsLine {
-		line, err := xfsLogLine(first.file)
-		if err != nil {
-			return fmt.Errorf("%s: %w", mnt, err)
+	return func(pos []string) (err error) {
+		switch {
+		case fs.Changed("interval") && *interval < 10*time.Millisecond:
+			return fs.usagef("--interval %v: want 10ms or more", *interval)
+		case *count < 0:
+			return fs.usagef("--count %d: want 0 (until interrupted) or more", *count)
+		case *count > 0 && *interval == 0:
+			return fs.usagef("--count needs --interval")
+		case *xfsLine && (*interval > 0 || *asJSON || *histogram):
+			return fs.usagef("--xfs prints one line: not with --interval, --json or --histogram")
 		}
-		fmt.Println(line)
-		return nil
-	}
-	if *interval > 0 {
-		return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
-	}
-	if *asJSON {
-		out := first.file.JSON(*histogram)
-		out["mountpoint"] = first.mnt
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		mnt := pos[0]
+		first, err := readMountStats(mnt)
+		if err != nil {
 			return err
 		}
-	} else {
-		printStats(os.Stdout, first.file, *histogram)
+		if *xfsLine {
+			line, err := xfsLogLine(first.file)
+			if err != nil {
+				return fmt.Errorf("%s: %w", mnt, err)
+			}
+			fmt.Println(line)
+			return nil
+		}
+		if *interval > 0 {
+			return statsIntervals(os.Stdout, mnt, first, *interval, *count, *asJSON)
+		}
+		if *asJSON {
+			out := first.file.JSON(*histogram)
+			out["mountpoint"] = first.mnt
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			printStats(os.Stdout, first.file, *histogram)
+		}
+		// The journal's state leads the counters; one that is not "ok" is
+		// also said on stderr, where a script's reader will see it.
+		if state, ok := first.file.Value("state"); ok && state != "ok" {
+			fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", mnt, state)
+		}
+		return nil
 	}
-	// The journal's state leads the counters; one that is not "ok" is
-	// also said on stderr, where a script's reader will see it.
-	if state, ok := first.file.Value("state"); ok && state != "ok" {
-		fmt.Fprintf(os.Stderr, "xlogfs: %s: journal %s\n", mnt, state)
-	}
-	return nil
 }
 
 // mountStats is one reading of a mount's .stats.
@@ -208,18 +229,41 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 // rates over the interval, the counters' differences and values at its
 // end, by their .stats names.
 type intervalRates struct {
-	Time           time.Time                      `json:"time"`
-	Seconds        float64                        `json:"seconds"`
-	SyncsPerS      float64                        `json:"log_syncs_per_s"`
-	RecordsPerS    float64                        `json:"log_records_per_s"`
-	BytesPerS      float64                        `json:"log_bytes_per_s"`
-	FsyncsPerS     float64                        `json:"fsyncs_per_s"`
-	FsyncsPerForce float64                        `json:"fsyncs_per_force"`
-	CksumNsPerS    float64                        `json:"cksum_ns_per_s"`
-	CksumCPUShare  float64                        `json:"cksum_cpu_share"` // of the daemon's CPU time in the interval
-	Delta          map[string]float64             `json:"delta"`
-	Totals         map[string]float64             `json:"totals"`
-	Histograms     map[string]journal.HistSummary `json:"histograms"` // of the interval's values
+	Time          time.Time                      `json:"time"`
+	Seconds       float64                        `json:"seconds"`
+	SyncsPerS     float64                        `json:"log_syncs_per_s"`
+	RecordsPerS   float64                        `json:"log_records_per_s"`
+	BytesPerS     float64                        `json:"log_bytes_per_s"`
+	FsyncsPerS    float64                        `json:"fsyncs_per_s"`
+	ForcesPerSync float64                        `json:"forces_per_sync"`
+	CksumNsPerS   float64                        `json:"cksum_ns_per_s"`
+	CksumCPUPct   float64                        `json:"cksum_cpu_pct"` // of the daemon's CPU time in the interval
+	Delta         map[string]float64             `json:"delta"`
+	Totals        map[string]float64             `json:"totals"`
+	Histograms    map[string]journal.HistSummary `json:"histograms"` // of the interval's values
+}
+
+// statsColumn is a column of "stats --interval": the interval's growth of
+// the .stats counter num over den's (den "": per second), times scale, is
+// its --json field; the line shows that times show.
+// TestStatsColumnsSayWhatTheyCount ties each label to its counters.
+type statsColumn struct {
+	label       string
+	num, den    string
+	scale, show float64
+	width       int
+	format      string
+	field       func(*intervalRates) *float64
+}
+
+var statsColumns = []statsColumn{
+	{"syncs/s", "log_syncs", "", 1, 1, 9, "%*.0f", func(r *intervalRates) *float64 { return &r.SyncsPerS }},
+	{"records/s", "log_records", "", 1, 1, 9, "%*.0f", func(r *intervalRates) *float64 { return &r.RecordsPerS }},
+	{"MB/s", "log_bytes", "", 1, 1e-6, 8, "%*.2f", func(r *intervalRates) *float64 { return &r.BytesPerS }},
+	{"fsyncs/s", "fsyncs", "", 1, 1, 9, "%*.0f", func(r *intervalRates) *float64 { return &r.FsyncsPerS }},
+	{"forces/sync", "log_forces", "force_syncs", 1, 1, 11, "%*.2f", func(r *intervalRates) *float64 { return &r.ForcesPerSync }},
+	{"cksum ns/s", "cksum_ns", "", 1, 1, 11, "%*.0f", func(r *intervalRates) *float64 { return &r.CksumNsPerS }},
+	{"cksum cpu%", "cksum_ns", "process_cpu_ns", 100, 1, 10, "%*.3f", func(r *intervalRates) *float64 { return &r.CksumCPUPct }},
 }
 
 // intervalCounters are the counters an interval's rates come from.
@@ -236,19 +280,14 @@ func rates(prev, cur mountStats) intervalRates {
 			r.Delta[name] = v - p[name]
 		}
 	}
-	per := func(name string) float64 {
-		if r.Seconds <= 0 {
-			return 0
+	for _, col := range statsColumns {
+		den := r.Seconds
+		if col.den != "" {
+			den = r.Delta[col.den]
 		}
-		return r.Delta[name] / r.Seconds
-	}
-	r.SyncsPerS, r.RecordsPerS, r.BytesPerS = per("log_syncs"), per("log_records"), per("log_bytes")
-	r.FsyncsPerS, r.CksumNsPerS = per("fsyncs"), per("cksum_ns")
-	if d := r.Delta["force_syncs"]; d > 0 {
-		r.FsyncsPerForce = r.Delta["log_forces"] / d
-	}
-	if d := r.Delta["process_cpu_ns"]; d > 0 {
-		r.CksumCPUShare = r.Delta["cksum_ns"] / d
+		if den > 0 {
+			*col.field(&r) = r.Delta[col.num] / den * col.scale
+		}
 	}
 	for _, name := range journal.HistNames {
 		r.Histograms[name] = cur.file.Hist(name).Sub(prev.file.Hist(name)).Summary(false)
@@ -284,10 +323,17 @@ func statsIntervals(w io.Writer, mnt string, prev mountStats, interval time.Dura
 			continue
 		}
 		if (n-1)%20 == 0 {
-			fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %12s %7s %9s\n", "time", "forces/s", "records/s", "MB/s", "fsyncs/s", "fsync/fc", "cksum ns/s", "cksum%", "fsync p99")
+			fmt.Fprintf(w, "%-8s", "time")
+			for _, col := range statsColumns {
+				fmt.Fprintf(w, " %*s", col.width, col.label)
+			}
+			fmt.Fprintf(w, " %9s\n", "fsync p99")
 		}
-		fmt.Fprintf(w, "%-8s %9.0f %9.0f %9.2f %9.0f %8.2f %12.0f %7.3f %7.0fµs\n", cur.at.Format("15:04:05"), r.SyncsPerS, r.RecordsPerS,
-			r.BytesPerS/1e6, r.FsyncsPerS, r.FsyncsPerForce, r.CksumNsPerS, 100*r.CksumCPUShare, r.Histograms[journal.HistFsync].P99)
+		fmt.Fprintf(w, "%-8s", cur.at.Format("15:04:05"))
+		for _, col := range statsColumns {
+			fmt.Fprintf(w, " "+col.format, col.width, *col.field(&r)*col.show)
+		}
+		fmt.Fprintf(w, " %7.0fµs\n", r.Histograms[journal.HistFsync].P99)
 	}
 	return nil
 }

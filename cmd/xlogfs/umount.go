@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +16,11 @@ import (
 )
 
 func init() {
-	register(command{name: "umount", summary: "unmount, returning once the daemon has written its unmount record", run: runUmount})
+	register(command{name: "umount", summary: "unmount, returning once the daemon has written its unmount record", args: "MOUNTPOINT", min: 1, max: 1, setup: runUmount})
 }
 
-func runUmount(args []string) error {
-	fs := newFlags("umount", "MOUNTPOINT", `
+func runUmount(fs *flagSet) func(pos []string) error {
+	fs.about = `
 Unmounts the xlogfs mount at MOUNTPOINT (with fusermount3 -u) and waits for
 its daemon to finish: the final checkpoint, the unmount record, and the
 store's lock let go. It returns 0 only then, with the store's log ending in
@@ -29,48 +30,46 @@ working directory there) is left mounted, with an error; so is a daemon
 that does not finish within --timeout. If the daemon had died, the mount is
 cleared and umount says that the log has no unmount record (the next mount
 recovers it). A mount with --norecovery leaves the log as it was, with an
-unmount record or without.`)
+unmount record or without.`
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the daemon to finish after the unmount")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	mnt, err := mountPath(pos[0])
-	if err != nil {
-		return err
-	}
-	store, err := xlogfsMount(mnt)
-	if err != nil {
-		return err
-	}
-	holders := lockHolders(store)
-	// A mount without recovery leaves the log as it found it, unmount
-	// record or not.
-	noRecovery := false
-	if b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName)); err == nil {
-		if f, err := journal.ParseStats(b); err == nil {
-			mode, _ := f.Value("mount_mode")
-			noRecovery = mode == "ro,norecovery"
+	return func(pos []string) (err error) {
+		mnt, err := mountPath(pos[0])
+		if err != nil {
+			return err
 		}
+		store, err := xlogfsMount(mnt)
+		if err != nil {
+			return err
+		}
+		holders := lockHolders(store)
+		// A mount without recovery leaves the log as it found it, unmount
+		// record or not.
+		noRecovery := false
+		if b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName)); err == nil {
+			if f, err := journal.ParseStats(b); err == nil {
+				mode, _ := f.Value("mount_mode")
+				noRecovery = mode == "ro,norecovery"
+			}
+		}
+		if err := fusermountU(mnt); err != nil {
+			return err
+		}
+		if err := waitDaemon(store, holders, *timeout); err != nil {
+			return err
+		}
+		rep, err := journal.Inspect(store)
+		if err != nil {
+			return fmt.Errorf("%s is unmounted, but reading its store %s: %w", mnt, store, err)
+		}
+		if rep.Mounted {
+			return fmt.Errorf("%s is unmounted, but %s is in use again (mounted anew?)", mnt, store)
+		}
+		if !rep.Clean && !noRecovery {
+			return fmt.Errorf("%s is unmounted, but the log of %s does not end with an unmount record: the daemon stopped without finishing "+
+				"(its messages are in %s); the next mount recovers the log", mnt, store, filepath.Join(store, "xlogfs.log"))
+		}
+		return nil
 	}
-	if err := fusermountU(mnt); err != nil {
-		return err
-	}
-	if err := waitDaemon(store, holders, *timeout); err != nil {
-		return err
-	}
-	rep, err := journal.Inspect(store)
-	if err != nil {
-		return fmt.Errorf("%s is unmounted, but reading its store %s: %w", mnt, store, err)
-	}
-	if rep.Mounted {
-		return fmt.Errorf("%s is unmounted, but %s is in use again (mounted anew?)", mnt, store)
-	}
-	if !rep.Clean && !noRecovery {
-		return fmt.Errorf("%s is unmounted, but the log of %s does not end with an unmount record: the daemon stopped without finishing "+
-			"(its messages are in %s); the next mount recovers the log", mnt, store, filepath.Join(store, "xlogfs.log"))
-	}
-	return nil
 }
 
 // mountPath makes a mount point absolute, resolving symlinks in the
@@ -103,8 +102,10 @@ func xlogfsMount(mnt string) (string, error) {
 	}
 	switch {
 	case found == nil:
-		if _, err := os.Lstat(mnt); err != nil {
-			return "", fmt.Errorf("%s: %w", mnt, err)
+		if _, err := os.Lstat(mnt); errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist, so nothing is mounted there", mnt)
+		} else if err != nil {
+			return "", fmt.Errorf("%s: %w", mnt, unwrapPath(err))
 		}
 		return "", fmt.Errorf("%s is not mounted", mnt)
 	case found.fstype != fuseType:

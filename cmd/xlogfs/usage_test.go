@@ -13,9 +13,9 @@ import (
 func commandLines() [][]string {
 	var out [][]string
 	for _, c := range commands {
-		out = append(out, []string{c.name})
+		out = append(out, strings.Fields(c.name))
 	}
-	return append(out, []string{"bench", "report"})
+	return out
 }
 
 // wantUsageError checks a usage error: exit status 2, the first line as
@@ -44,7 +44,8 @@ func TestUsageErrorsOfEveryCommand(t *testing.T) {
 	for _, c := range commandLines() {
 		name := strings.Join(c, " ")
 		wantUsageError(t, append(c, "--bogus"), name, "xlogfs "+name+": unknown flag --bogus")
-		wantUsageError(t, append(c, "-bogus=1"), name, "xlogfs "+name+": unknown flag --bogus")
+		wantUsageError(t, append(c, "--bogus=1"), name, "xlogfs "+name+": unknown flag --bogus")
+		wantUsageError(t, append(c, "-y"), name, "xlogfs "+name+": unknown flag -y in -y")
 	}
 }
 
@@ -61,34 +62,36 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"mount", "--journal", "all", "a", "b"}, `--journal: unknown journal mode "all" (want meta or data)`},
 		{[]string{"mount", "--log-items", "physical", "a", "b"}, `--log-items: unknown log items "physical" (want xfs or logical)`},
 		{[]string{"mount", "--transport", "splice", "a", "b"}, `--transport: unknown transport "splice" (want classic, uring or auto)`},
-		{[]string{"mount", "--logbsize", "12q", "a", "b"}, `invalid value "12q" for --logbsize: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
+		{[]string{"mount", "--logbsize", "12q", "a", "b"}, `invalid value "12q" for --logbsize: bad size "12q" (want a number with an optional k, m, g or t suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mount", "--logbsize", "48k", "a", "b"}, "--logbsize 48k: want a power of two from 32k to 256k"},
 		{[]string{"mount", "--logbufs", "9", "a", "b"}, "--logbufs 9: want 2 to 8"},
 		{[]string{"mount", "--checkpoint-interval", "0s", "a", "b"}, "--checkpoint-interval must be positive"},
-		{[]string{"mount", "--attr-timeout", "soon", "a", "b"}, `invalid value "soon" for --attr-timeout: parse error`},
+		{[]string{"mount", "--attr-timeout", "soon", "a", "b"}, `invalid value "soon" for --attr-timeout: want a duration such as 500ms, 2s or 1m30s`},
 		{[]string{"mount", "--flush-latency", "2s", "a", "b"}, "--flush-latency 2s: want 0 (off) to 1s"},
 		{[]string{"mount", "--cpuprofile-rate", "0", "a", "b"}, "--cpuprofile-rate 0: want 1 to 100000 Hz"},
 		{[]string{"mount", "--pprof", "0.0.0.0:6060", "a", "b"}, "--pprof: 0.0.0.0:6060 is not a loopback address (127.0.0.0/8, ::1, localhost); profiles expose memory contents, so serving them to the network needs --pprof-any-addr"},
 		{[]string{"mount", "--pprof", "6060", "a", "b"}, `--pprof: "6060" is not host:port, such as 127.0.0.1:6060`},
-		{[]string{"mount", "--debug=maybe", "a", "b"}, `invalid value "maybe" for --debug: parse error`},
+		{[]string{"mount", "--debug=maybe", "a", "b"}, `invalid value "maybe" for --debug: want true or false`},
 		{[]string{"mkfs"}, "missing DIR"},
-		{[]string{"mkfs", "--log-size", "12q", "d"}, `invalid value "12q" for --log-size: bad size "12q" (want a number with an optional k, m or g suffix, e.g. 256k or 64MiB)`},
+		{[]string{"mkfs", "--log-size", "12q", "d"}, `invalid value "12q" for --log-size: bad size "12q" (want a number with an optional k, m, g or t suffix, e.g. 256k or 64MiB)`},
 		{[]string{"mkfs", "a", "b"}, `too many arguments: "b" (want DIR)`},
 		{[]string{"mkfs", "--log-size", "64k", "d"}, "--log-size 64k: want 512k to 1024G"},
 		{[]string{"mkfs", "--logbsize", "100k", "d"}, "--logbsize 100k: want a power of two from 32k to 256k"},
 		{[]string{"umount"}, "missing MOUNTPOINT"},
-		{[]string{"umount", "--timeout", "x", "m"}, `invalid value "x" for --timeout: parse error`},
+		{[]string{"umount", "--timeout", "x", "m"}, `invalid value "x" for --timeout: want a duration such as 500ms, 2s or 1m30s`},
 		{[]string{"stats"}, "missing MOUNTPOINT"},
 		{[]string{"check"}, "missing DIR"},
 		{[]string{"logprint"}, "missing DIR"},
-		{[]string{"logprint", "--wait", "x", "d"}, `invalid value "x" for --wait: parse error`},
+		{[]string{"logprint", "--wait", "x", "d"}, `invalid value "x" for --wait: want a duration such as 500ms, 2s or 1m30s`},
 		{[]string{"logprint", "--from", "12", "d"}, `--from: "12" is not an LSN: want cycle,block as logprint prints it, e.g. 1,0`},
 		{[]string{"logprint", "--from", "2,0", "--to", "1,5", "d"}, "--to 1,5 is before --from 2,0"},
-		{[]string{"logprint", "--type", "mkdir", "d"}, `--type: unknown op type "mkdir" (want create, link, unlink, rmdir, rename, setattr, write, fallocate, setxattr, removexattr, free, sizefollows, unmount)`},
-		{[]string{"logprint", "--ino", "x", "d"}, `invalid value "x" for --ino: parse error`},
+		{[]string{"logprint", "--type", "mkdir", "d"}, `--type: unknown op type "mkdir" (want create, link, unlink, rmdir, rename, setattr, write, fallocate, setxattr, removexattr, free, sizefollows or unmount)`},
+		{[]string{"logprint", "--ino", "x", "d"}, `invalid value "x" for --ino: want a whole number`},
 		{[]string{"stats", "--interval", "1ms", "m"}, "--interval 1ms: want 10ms or more"},
 		{[]string{"stats", "--count", "2", "m"}, "--count needs --interval"},
-		{[]string{"stats", "-i", "x", "m"}, `invalid value "x" for -i: parse error`},
+		{[]string{"stats", "-i", "0", "m"}, "--interval 0s: want 10ms or more"},
+		{[]string{"mkfs", "--log-size", "2T", "d"}, "--log-size 2T: want 512k to 1024G"},
+		{[]string{"stats", "-i", "x", "m"}, `invalid value "x" for -i/--interval: want a duration such as 500ms, 2s or 1m30s`},
 		{[]string{"loopback-mount", "d"}, "missing MOUNTPOINT"},
 		{[]string{"pprof-share"}, "missing PROFILE"},
 		{[]string{"version", "now"}, `takes no arguments, got "now"`},
@@ -101,6 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cksum-bench", "--record-sizes", "1000"}, "--record-sizes: 1000 is not a multiple of 512 from 1k to 256k"},
 		{[]string{"cksum-bench", "--modes", "crc"}, `--modes: unknown checksum mode "crc" (want batched, xfs, sector or inline)`},
 		{[]string{"algo-bench", "--trials", "0"}, "--trials must be at least 1"},
+		{[]string{"mkfs", "--crc", "sha", "d"}, `--crc: unknown CRC coverage "sha" (want whole or xfs)`},
 	} {
 		cmd := tc.args[0]
 		if len(tc.args) > 1 && tc.args[0] == "bench" && tc.args[1] == "report" {
@@ -114,6 +118,8 @@ func TestUsageErrors(t *testing.T) {
 // command line: exit status 1, a message in the user's terms.
 func TestRuntimeFailuresExit1(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
+	file := filepath.Join(t.TempDir(), "README.md")
+	os.WriteFile(file, []byte("# not a store\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -121,9 +127,13 @@ func TestRuntimeFailuresExit1(t *testing.T) {
 		{[]string{"stats", missing}, "xlogfs stats: " + missing + ": no such file or directory"},
 		{[]string{"check", missing}, "is not an xlogfs store"},
 		{[]string{"pprof-share", missing}, "no such file or directory"},
+		{[]string{"mkfs", file}, "xlogfs mkfs: " + file + " is a file, not a directory: a store is a directory"},
+		{[]string{"logprint", file}, "xlogfs logprint: " + file + " is a file, not a directory"},
+		{[]string{"check", file}, "xlogfs check: " + file + " is a file, not a directory"},
+		{[]string{"umount", "/nonexistent-xlogfs"}, "xlogfs umount: /nonexistent-xlogfs does not exist, so nothing is mounted there"},
 	} {
 		code, _, errs := runCapture(t, tc.args...)
-		if code != 1 || !strings.Contains(errs, tc.want) {
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "readdirent") || strings.Contains(errs, "lstat") {
 			t.Errorf("xlogfs %s: exit %d, %q; want exit 1 and %q", strings.Join(tc.args, " "), code, errs, tc.want)
 		}
 		if regexp.MustCompile(`(journal|profiling|fusefs|logbuf|cksum): `).MatchString(errs) {
@@ -219,6 +229,26 @@ func TestHelpListsEveryFlag(t *testing.T) {
 			if !regexp.MustCompile(`\[(?:-[a-z]\|)?--` + regexp.QuoteMeta(m[1]) + `[ \]]`).MatchString(synopsis) {
 				t.Errorf("%s --help: the usage line leaves out --%s:\n%s", name, m[1], synopsis)
 			}
+		}
+	}
+}
+
+// TestEnumFlagsListTheirValues checks that an enumeration flag's help line
+// lists its values, and that shell completion offers them.
+func TestEnumFlagsListTheirValues(t *testing.T) {
+	code, out, _ := runCapture(t, "mount", "--help")
+	if code != 0 || !strings.Contains(out, "[--passthrough auto|on|off]") ||
+		!regexp.MustCompile(`(?s)--cksum-mode MODE\n.*?\(one of: batched, xfs, sector, inline\)`).MatchString(out) {
+		t.Errorf("mount --help does not list --cksum-mode's or --passthrough's values:\n%s", out)
+	}
+	code, out, _ = runCapture(t, "__complete", "mount", "--transport", "")
+	if code != 0 || !strings.HasPrefix(out, "classic\nuring\nauto\n") {
+		t.Errorf("completion of --transport: exit %d, %q", code, out)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, out, errs := runCapture(t, "completion", sh)
+		if code != 0 || !strings.Contains(out, "xlogfs") || len(out) < 1000 {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, code, len(out), errs)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 const Version = "0.1.0"
 
 func init() {
-	register(command{name: "version", summary: "print the version, commit, Go toolchain and chosen crc32c kernel", run: runVersion})
+	register(command{name: "version", summary: "print the version, commit, Go toolchain and chosen crc32c kernel", min: 0, max: 0, setup: runVersion})
 }
 
 // versionInfo is what "xlogfs version --json" prints.
@@ -39,28 +39,27 @@ type versionInfo struct {
 	Crc32cLinux       string   `json:"crc32c_linux"`
 }
 
-func runVersion(args []string) error {
-	fs := newFlags("version", "", `
+func runVersion(fs *flagSet) func(pos []string) error {
+	fs.about = `
 Prints the xlogfs version, the commit it was built from and whether the
 tree had uncommitted changes (the Go build's VCS stamp, which "go build" in
 a git checkout records unless -buildvcs=false), the Go toolchain, and the
 crc32c implementation this CPU uses: why (the CPU's features), and where
 each kernel changes method by input length, as a calibration measured at
 start (a few milliseconds), and what the linux implementation (Linux's own
-crc32c dispatch, mirrored) does on this CPU.`)
+crc32c dispatch, mirrored) does on this CPU.`
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+	return func(_ []string) (err error) {
+		bi, _ := debug.ReadBuildInfo()
+		v := buildVersion(bi)
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(v)
+		}
+		printVersion(os.Stdout, v)
+		return nil
 	}
-	bi, _ := debug.ReadBuildInfo()
-	v := buildVersion(bi)
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	printVersion(os.Stdout, v)
-	return nil
 }
 
 // buildVersion reads the VCS stamp from the build information (nil: none).

@@ -179,8 +179,8 @@ type Stats struct {
 	// records' checksums at seal: the checksum's cost on the force path.
 	Forces             uint64
 	ForceCksumCPUNanos uint64
-	// Calls that make something durable, by what they sync: the log's
-	// are LogSyncs.
+	// Calls that make something durable, by what they sync (syncs_data,
+	// syncs_dir, syncs_checkpoint); the log's are LogSyncs (log_syncs).
 	DataSyncs, DirSyncs, CheckpointSyncs uint64
 	// Writebacks: fsyncs whose data went back without a flush of its own
 	// (sync_file_range), the log's flush covering it.
@@ -227,8 +227,9 @@ func (s Stats) SyncsPerFsync() float64 {
 	return float64(s.Syncs()) / float64(s.Fsyncs)
 }
 
-// FsyncsPerForce is the group-commit factor: forces served per log sync
-// that a force waited for.
+// FsyncsPerForce is the group-commit factor, .stats's forces_per_sync:
+// log forces that waited (log_forces) per log sync that at least one of
+// them waited for (force_syncs).
 func (s Stats) FsyncsPerForce() float64 {
 	if s.ForceSyncs == 0 {
 		return 0
@@ -289,7 +290,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("log_syncs", s.LogSyncs)
 	p("log_forces", s.LogForces)
 	p("force_syncs", s.ForceSyncs)
-	p("fsyncs_per_force", fmt.Sprintf("%.2f", s.FsyncsPerForce()))
+	p("forces_per_sync", fmt.Sprintf("%.2f", s.FsyncsPerForce()))
 	p("force_requests", s.ForceRequests)
 	p("force_sleeps", s.ForceSleeps)
 	p("force_caller_rounds", s.CallerRounds)
@@ -332,11 +333,11 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("cksum_ns_per_kib", fmt.Sprintf("%.1f", s.CksumNanosPerKiB()))
 	p("force_cksum_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 50)))
 	p("force_cksum_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceCksumHist, 99)))
-	p("force_p50_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 50)/1e3))
-	p("force_p99_us", fmt.Sprintf("%.1f", HistPercentile(s.ForceHist, 99)/1e3))
+	p("force_p50_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceHist, 50)))
+	p("force_p99_ns", fmt.Sprintf("%.0f", HistPercentile(s.ForceHist, 99)))
 	p("force_ns", s.ForceNanos)
 	p("force_cksum_ns", s.ForceCksumNanos)
-	p("force_cksum_share", fmt.Sprintf("%.6f", s.ForceCksumShare()))
+	p("force_cksum_pct", fmt.Sprintf("%.4f", 100*s.ForceCksumShare()))
 	p("flush_latency_ns", int64(s.FlushLatency))
 	p("flushes_emulated", s.Flushes)
 	p("flush_overruns", s.FlushOverruns)
@@ -362,7 +363,6 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("force_cksum_cpu_ns", s.ForceCksumCPUNanos)
 	p("force_cksum_cpu_per_force_ns", fmt.Sprintf("%.0f", s.ForceCksumCPUPerForce()))
 	p("syncs", s.Syncs())
-	p("syncs_log", s.LogSyncs)
 	p("syncs_data", s.DataSyncs)
 	p("syncs_dir", s.DirSyncs)
 	p("syncs_checkpoint", s.CheckpointSyncs)

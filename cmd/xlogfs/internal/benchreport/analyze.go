@@ -380,7 +380,11 @@ func (res *Results) row(t Target) Row {
 		if st := r.Stats; st != nil && st["cksum_records"] > 0 {
 			calls = append(calls, st["cksum_calls"]/st["cksum_records"])
 			recBytes = append(recBytes, st["cksum_bytes"]/st["cksum_records"])
-			perForce = append(perForce, st["fsyncs_per_force"])
+			pf, ok := st["forces_per_sync"]
+			if !ok {
+				pf = st["fsyncs_per_force"] // its name in runs saved before
+			}
+			perForce = append(perForce, pf)
 			offCPU = append(offCPU, st["cksum_off_cpu_records"]/st["cksum_records"])
 		}
 		if st := r.Stats; st != nil && st["log_records"] > 0 && st["log_header_bytes"] > 0 {
