@@ -21,6 +21,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/xlogfs/xlogfs/fusefs/uring"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // StatsName is the read-only file in the root that shows the journal's
@@ -85,7 +86,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*Server, error) {
 		o.Logf = func(string, ...any) {}
 	}
 	m := &mount{directIO: o.DirectIO}
-	root := &node{fsys: jfs, ino: journal.RootIno, m: m}
+	root := &node{fsys: jfs, ino: meta.RootIno, m: m}
 	timeout := o.Timeout
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
@@ -105,7 +106,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*Server, error) {
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
-		RootStableAttr:  &fs.StableAttr{Ino: uint64(journal.RootIno), Mode: syscall.S_IFDIR},
+		RootStableAttr:  &fs.StableAttr{Ino: uint64(meta.RootIno), Mode: syscall.S_IFDIR},
 		// Modes are reported as they are: without this, go-fuse shows a
 		// file created with mode 0 (open(O_CREAT, 0)) as 0644.
 		NullPermissions: true,
@@ -160,7 +161,7 @@ func Mount(jfs *journal.FS, mountpoint string, o Options) (*Server, error) {
 type node struct {
 	fs.Inode
 	fsys *journal.FS
-	ino  journal.Ino
+	ino  meta.Ino
 	held atomic.Bool // this go-fuse inode holds the journal inode (see child)
 	m    *mount
 }
@@ -259,7 +260,7 @@ func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	return ch, &handle{n: cn, direct: flags&syscall.O_DIRECT != 0}, n.openFlags(flags), 0
 }
 
-func (n *node) isRoot() bool { return n.ino == journal.RootIno }
+func (n *node) isRoot() bool { return n.ino == meta.RootIno }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if n.isRoot() && name == StatsName {
@@ -284,19 +285,19 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	var s journal.SetAttrIn
 	if m, ok := in.GetMode(); ok {
-		s.Mask |= journal.SetMode
+		s.Mask |= meta.SetMode
 		s.Mode = m
 	}
 	if uid, ok := in.GetUID(); ok {
-		s.Mask |= journal.SetUID
+		s.Mask |= meta.SetUID
 		s.UID = uid
 	}
 	if gid, ok := in.GetGID(); ok {
-		s.Mask |= journal.SetGID
+		s.Mask |= meta.SetGID
 		s.GID = gid
 	}
 	if sz, ok := in.GetSize(); ok {
-		s.Mask |= journal.SetSize
+		s.Mask |= meta.SetSize
 		s.Size = int64(sz)
 	}
 	if in.Valid&^(fuse.FATTR_FH|fuse.FATTR_LOCKOWNER) == 0 && n.Mode()&syscall.S_IFMT == syscall.S_IFREG {
@@ -311,11 +312,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	}
 	s.Kill = n.killForSetattr(ctx, in, isChown(in, n.Mode()))
 	if t, ok := in.GetATime(); ok {
-		s.Mask |= journal.SetAtime
+		s.Mask |= meta.SetAtime
 		s.Atime = journal.TimeNanos(t)
 	}
 	if t, ok := in.GetMTime(); ok {
-		s.Mask |= journal.SetMtime
+		s.Mask |= meta.SetMtime
 		s.Mtime = journal.TimeNanos(t)
 	}
 	a, err := n.fsys.SetAttr(n.ino, s)

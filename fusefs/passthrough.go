@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // Kernel FUSE passthrough. With it, an open regular file's reads, writes,
@@ -94,7 +95,7 @@ func passthroughPossible(server *fuse.Server, jfs *journal.FS) error {
 		return &errNoPassthrough{fmt.Sprintf("opening a store file to try a backing file: %v", err)}
 	}
 	defer f.Close()
-	fd, ok := journal.FileFd(f)
+	fd, ok := store.FileFd(f)
 	if !ok {
 		return &errNoPassthrough{"the store's files have no descriptors (not on a real filesystem)"}
 	}
@@ -140,8 +141,8 @@ func (m *mount) decidePassthrough(server *fuse.Server, jfs *journal.FS, mode Pas
 // file itself.
 type ptHandle struct {
 	handle
-	file  journal.StoreFile // the data file, open until the last release
-	write bool              // the open may write
+	file  store.StoreFile // the data file, open until the last release
+	write bool            // the open may write
 }
 
 var (
@@ -153,7 +154,7 @@ var (
 // the inode's backing file (at the inode's first open; the kernel holds
 // its own reference from then on).
 func (h *ptHandle) PassthroughFd() (int, bool) {
-	fd, ok := journal.FileFd(h.file)
+	fd, ok := store.FileFd(h.file)
 	return int(fd), ok
 }
 

@@ -113,7 +113,7 @@ func tornWriteAtEveryBoundary(t *testing.T, mode cksum.Mode, cov logbuf.Coverage
 	img1 := dev.Image()
 	fs.Abandon()
 
-	ck, err := ReadCheckpoint(dir)
+	ck, err := store.ReadCheckpoint(store.OSFS(), dir)
 	check(t, err)
 	s := xlog.ScanLog(img1, recovery.WindowOf(ck, cov))
 	var full *xlog.ScannedRecord
@@ -205,7 +205,7 @@ func fsyncedLogOf(t *testing.T, n int, o Options, g geometry) (string, []byte, [
 	}
 	img := dev.Image()
 	fs.Abandon()
-	ck, err := ReadCheckpoint(dir)
+	ck, err := store.ReadCheckpoint(store.OSFS(), dir)
 	check(t, err)
 	s := xlog.ScanLog(img, recovery.WindowOf(ck, g.cov))
 	if len(s.Records) != n || s.Kind != xlog.ScanEnd {
@@ -522,7 +522,7 @@ func TestCutThenTearAgain(t *testing.T) {
 		f := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
 		check(t, fs.Fsync(f.Ino, false))
 		durable := dev.Image()
-		ck, err := ReadCheckpoint(dir)
+		ck, err := store.ReadCheckpoint(store.OSFS(), dir)
 		check(t, err)
 		head := xlog.ScanLog(durable, recovery.WindowOf(ck, logbuf.CoverWhole)).Head
 		// Three records' worth of writes, written but never synced.
@@ -619,7 +619,7 @@ func TestCorruptionRefused(t *testing.T) {
 	}
 	img := dev.Image()
 	fs.Abandon()
-	ck, err := ReadCheckpoint(dir)
+	ck, err := store.ReadCheckpoint(store.OSFS(), dir)
 	check(t, err)
 	s := xlog.ScanLog(img, recovery.WindowOf(ck, logbuf.CoverWhole))
 	if len(s.Records) < 250 {
@@ -819,7 +819,7 @@ func BenchmarkReplay(b *testing.B) {
 	fs.Sync()
 	image := dev.Image()
 	fs.Abandon()
-	ck, _ := ReadCheckpoint(dir)
+	ck, _ := store.ReadCheckpoint(store.OSFS(), dir)
 	s := xlog.ScanLog(image, recovery.WindowOf(ck, logbuf.CoverWhole))
 	var logBytes int64
 	for _, r := range s.Records {

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestMountRefusals: a mount that cannot work fails before it makes a
@@ -248,12 +248,12 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	var withBuckets struct {
-		Histograms map[string]journal.HistSummary `json:"histograms"`
+		Histograms map[string]statsfile.HistSummary `json:"histograms"`
 	}
 	if err := json.Unmarshal([]byte(out), &withBuckets); err != nil {
 		t.Fatal(err)
 	}
-	fsyncs := withBuckets.Histograms[journal.HistFsync]
+	fsyncs := withBuckets.Histograms[statsfile.HistFsync]
 	if fsyncs.Count == 0 || len(fsyncs.Buckets) == 0 || fsyncs.P50 > fsyncs.P99 || fsyncs.P99 > fsyncs.Max {
 		t.Errorf("stats --json --histogram: fsync histogram %+v", fsyncs)
 	}
@@ -301,8 +301,8 @@ func TestStatsJSONAndInterval(t *testing.T) {
 			idle++
 			continue
 		}
-		if r.FsyncsPerS == 0 || r.Histograms[journal.HistFsync].Count == 0 {
-			t.Errorf("interval %d: %v records/s, %v fsyncs/s, %d fsyncs in the histogram while a writer fsyncs", i, r.RecordsPerS, r.FsyncsPerS, r.Histograms[journal.HistFsync].Count)
+		if r.FsyncsPerS == 0 || r.Histograms[statsfile.HistFsync].Count == 0 {
+			t.Errorf("interval %d: %v records/s, %v fsyncs/s, %d fsyncs in the histogram while a writer fsyncs", i, r.RecordsPerS, r.FsyncsPerS, r.Histograms[statsfile.HistFsync].Count)
 		}
 		if r.CksumCPUPct <= 0 || r.CksumCPUPct >= 100 || !near(r.CksumCPUPct, 100*r.Delta["cksum_ns"]/r.Delta["process_cpu_ns"]) {
 			t.Errorf("interval %d: checksum share of CPU %v %%; cksum_ns grew %v, process_cpu_ns %v", i, r.CksumCPUPct, r.Delta["cksum_ns"], r.Delta["process_cpu_ns"])
@@ -331,7 +331,7 @@ func TestStatsJSONAndInterval(t *testing.T) {
 		t.Errorf("stats --interval as text (a header and two lines): %v\n%s", err, out)
 	}
 	out, err = xlogfs("stats", mnt)
-	if err != nil || !strings.Contains(out, "per log record: ") || !strings.Contains(out, "\ncksum_cpu_pct ") || !strings.Contains(out, journal.HistFsync) || strings.Contains(out, journal.HistFsync+" 1") {
+	if err != nil || !strings.Contains(out, "per log record: ") || !strings.Contains(out, "\ncksum_cpu_pct ") || !strings.Contains(out, statsfile.HistFsync) || strings.Contains(out, statsfile.HistFsync+" 1") {
 		t.Errorf("stats as text: a summary line per histogram, no buckets, record bytes apart: %v\n%s", err, out)
 	}
 }
@@ -471,17 +471,17 @@ func TestExpvarNames(t *testing.T) {
 	defer resp.Body.Close()
 	var vars struct {
 		Xlogfs struct {
-			Records    float64                        `json:"log_records"`
-			Fsyncs     float64                        `json:"fsyncs"`
-			Mode       string                         `json:"cksum_mode"`
-			Histograms map[string]journal.HistSummary `json:"histograms"`
+			Records    float64                          `json:"log_records"`
+			Fsyncs     float64                          `json:"fsyncs"`
+			Mode       string                           `json:"cksum_mode"`
+			Histograms map[string]statsfile.HistSummary `json:"histograms"`
 		} `json:"xlogfs"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
 		t.Fatal(err)
 	}
 	x := vars.Xlogfs
-	h := x.Histograms[journal.HistFsync]
+	h := x.Histograms[statsfile.HistFsync]
 	if x.Records == 0 || x.Fsyncs == 0 || x.Mode != "batched" || h.Count == 0 || len(h.Buckets) == 0 {
 		t.Errorf("expvar xlogfs: %+v", x)
 	}

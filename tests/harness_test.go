@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/moby/sys/mountinfo"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -505,7 +505,7 @@ func readStats(t testing.TB, mnt string) map[string]string {
 // of it) into a map of name to value; histograms are left out.
 func parseStats(t testing.TB, text string) map[string]string {
 	t.Helper()
-	f, err := journal.ParseStats([]byte(text))
+	f, err := statsfile.Parse([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
 
@@ -146,8 +147,8 @@ func rebuildSuperblock(dir string) error {
 	if err := refuseMounted(dir); err != nil {
 		return err
 	}
-	p, err := journal.PlanSuperblock(dir)
-	if errors.Is(err, journal.ErrSuperblockSound) {
+	p, err := store.PlanSuperblock(store.OSFS(), dir)
+	if errors.Is(err, store.ErrSuperblockSound) {
 		fmt.Println("rebuild: the superblock is sound; nothing to rebuild")
 		return nil
 	}
@@ -162,8 +163,8 @@ func rebuildSuperblock(dir string) error {
 	}
 	fmt.Printf("rebuild: writing %s: format %d, uuid %x (%s), log %s (the log file's size), logbsize %s (%s), crc %s (%s)\n",
 		filepath.Join(dir, "superblock"), sb.Version, sb.UUID, uuidFrom, humanSize(sb.LogSize), humanSize(int64(sb.LogBSize)), p.LogBSizeFrom, sb.Coverage, p.CoverageFrom)
-	if err := journal.RebuildSuperblock(dir, p); err != nil {
-		if errors.Is(err, journal.ErrSuperblockSound) {
+	if err := store.RebuildSuperblock(store.OSFS(), dir, p); err != nil {
+		if errors.Is(err, store.ErrSuperblockSound) {
 			fmt.Println("rebuild: another process wrote a sound superblock meanwhile; nothing written")
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // mkfs --crc picks the store's CRC coverage for its life; check and
@@ -36,7 +37,7 @@ func TestMkfsCRCCoverage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := fs.Create(journal.RootIno, "f", journal.ModeReg|0o644, 0, 0, 0, "")
+		a, err := fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, "")
 		if err != nil {
 			t.Fatal(err)
 		}

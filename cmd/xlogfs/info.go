@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 func init() {
@@ -72,28 +73,28 @@ func gatherInfo(arg string) (*storeInfo, error) {
 		return nil, fmt.Errorf("%s does not exist", arg)
 	}
 	in := &storeInfo{}
-	store, mnt := "", ""
+	dir, mnt := "", ""
 	if m, err := mountPath(arg); err == nil {
 		if s, err := xlogfsMount(m); err == nil {
-			store, mnt = s, m
+			dir, mnt = s, m
 		}
 	}
-	if store == "" {
+	if dir == "" {
 		abs, err := filepath.Abs(arg)
 		if err != nil {
 			return nil, err
 		}
-		if !journal.IsStore(abs) {
+		if !store.IsStore(store.OSFS(), abs) {
 			return nil, fmt.Errorf("%s is neither an xlogfs store nor the mount point of one", arg)
 		}
-		store = abs
-		if ms := storeMounts(store); len(ms) > 0 {
+		dir = abs
+		if ms := storeMounts(dir); len(ms) > 0 {
 			mnt = ms[0]
 		}
 	}
-	in.Store = store
-	in.MountedAt = storeMounts(store)
-	in.LockedBy = lockHolders(store)
+	in.Store = dir
+	in.MountedAt = storeMounts(dir)
+	in.LockedBy = lockHolders(dir)
 	if mnt != "" {
 		st, err := readMountStats(mnt)
 		if err != nil {
@@ -109,7 +110,7 @@ func gatherInfo(arg string) (*storeInfo, error) {
 		}
 	}
 	if in.CRC == "" || mnt == "" {
-		rep, err := journal.Inspect(store)
+		rep, err := journal.Inspect(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +122,7 @@ func gatherInfo(arg string) (*storeInfo, error) {
 		case rep.Mounted:
 			in.State = "in use (locked by another process)"
 		case rep.Corrupt != nil || rep.ReplayErr != nil || len(rep.Problems) > 0:
-			in.State = "damaged: run xlogfs check " + store
+			in.State = "damaged: run xlogfs check " + dir
 		case rep.Clean:
 			in.State = "clean (the log ends with an unmount record)"
 		case len(rep.Records) == 0:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +74,7 @@ func storeMounts(dir string) []string {
 // /proc/locks ("pid 123 (xlogfs)"); empty when /proc does not say.
 func lockHolders(dir string) []string {
 	var st unix.Stat_t
-	if err := unix.Stat(journal.LockPath(dir), &st); err != nil {
+	if err := unix.Stat(store.LockPath(dir), &st); err != nil {
 		return nil
 	}
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
@@ -147,7 +148,7 @@ func refuseMounted(dir string) error {
 // command's *errInUse, which says where the store is mounted and which
 // process holds it; any other error is returned as it is.
 func inUseOf(dir string, err error) error {
-	var iu *journal.InUseError
+	var iu *store.InUseError
 	if errors.As(err, &iu) {
 		return &errInUse{dir: dir, mounts: storeMounts(dir), holders: lockHolders(dir)}
 	}
@@ -161,7 +162,7 @@ func waitForStore(dir string, wait time.Duration, msgs io.Writer, cmd string) er
 	deadline := time.Now().Add(wait)
 	said := false
 	for {
-		busy, err := journal.InUse(dir)
+		busy, err := store.InUse(dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil // not a store: the inspection says so

@@ -11,6 +11,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/xfsitems"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -122,7 +125,7 @@ use (exit 1); one whose unmount is finishing is waited for, up to --wait.`
 // logFilter is what --from, --to, --ino and --type keep.
 type logFilter struct {
 	from, to logbuf.LSN // inclusive; to 0: no end
-	ino      journal.Ino
+	ino      meta.Ino
 	hasIno   bool
 	opType   string // "" for any
 }
@@ -134,7 +137,7 @@ func (f logFilter) inRange(lsn logbuf.LSN) bool {
 }
 
 // matches reports whether a decoded op is one --ino and --type keep.
-func (f logFilter) matches(op journal.Op) bool {
+func (f logFilter) matches(op meta.Op) bool {
 	if f.opType != "" && op.Type.String() != f.opType {
 		return false
 	}
@@ -172,7 +175,7 @@ func runLogprint(fs *flagSet) func(pos []string) error {
 			}
 		}
 		filt.hasIno = fs.Changed("ino")
-		filt.ino = journal.Ino(*ino)
+		filt.ino = meta.Ino(*ino)
 		filt.opType = opType.v
 		rep, err := inspectWaiting(pos[0], *wait, "logprint", *all)
 		if err != nil {
@@ -215,7 +218,7 @@ func runLogprint(fs *flagSet) func(pos []string) error {
 // opTypeNames are the op types --type takes: the journal's, and unmount.
 func opTypeNames() []string {
 	var names []string
-	for t := journal.OpType(1); t < 255; t++ {
+	for t := meta.OpType(1); t < 255; t++ {
 		if n := t.String(); !strings.HasPrefix(n, "op(") {
 			names = append(names, n)
 		}
@@ -234,7 +237,7 @@ func parseLSN(s string) (logbuf.LSN, error) {
 	return logbuf.MakeLSN(uint32(cycle), uint32(block)), nil
 }
 
-func recordJSON(r *journal.ScannedRecord, withOps bool, keep func(logbuf.Op) bool) jsonRecord {
+func recordJSON(r *xlog.ScannedRecord, withOps bool, keep func(logbuf.Op) bool) jsonRecord {
 	j := jsonRecord{LSN: r.LSN().String(), Cycle: r.LSN().Cycle(), Block: r.LSN().Block(), Offset: r.Offset,
 		CRC: fmt.Sprintf("%#08x", r.Stored), ComputedCRC: fmt.Sprintf("%#08x", r.Computed), OK: r.Err == nil, Status: "ok"}
 	if r.Header != nil {
@@ -270,9 +273,9 @@ func recordJSON(r *journal.ScannedRecord, withOps bool, keep func(logbuf.Op) boo
 					jo.Op = fmt.Sprintf("%s: region %d of %d", it.name, it.size-it.left+1, it.size)
 					it.left--
 					items[op.TID] = it
-				} else if d, err := journal.DecodeOp(op.Data); err == nil {
+				} else if d, err := meta.DecodeOp(op.Data); err == nil {
 					jo.Op = d.String()
-				} else if desc, n, ok := journal.DescribeLogItemFormat(op.Data); ok {
+				} else if desc, n, ok := xfsitems.DescribeFormat(op.Data); ok {
 					jo.Op = "item " + desc
 					name, _, _ := strings.Cut(desc, " ")
 					items[op.TID] = itemLeft{name: name + " item", left: n - 1, size: n}
@@ -305,16 +308,16 @@ type logOptions struct {
 // logTxn is a transaction reassembled from the records, its ops decoded.
 type logTxn struct {
 	t     logbuf.Transaction
-	ops   []journal.Op      // decoded regions
-	bad   []string          // regions that do not decode
-	raw   [][]byte          // the decoded regions' bytes, as ops
-	items []journal.LogItem // the XFS log items after the op
+	ops   []meta.Op       // decoded regions
+	bad   []string        // regions that do not decode
+	raw   [][]byte        // the decoded regions' bytes, as ops
+	items []xfsitems.Item // the XFS log items after the op
 }
 
 func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 	out := jsonLog{Store: dir, CRCCoverage: rep.Superblock.Coverage.String(), TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
 	type entry struct {
-		r     *journal.ScannedRecord
+		r     *xlog.ScannedRecord
 		where string
 	}
 	var list []entry
@@ -346,12 +349,12 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 		for _, t := range done {
 			lt := logTxn{t: t}
 			if len(t.Regions) > 0 {
-				if op, err := journal.DecodeOp(t.Regions[0]); err == nil {
+				if op, err := meta.DecodeOp(t.Regions[0]); err == nil {
 					lt.ops, lt.raw = append(lt.ops, op), append(lt.raw, t.Regions[0])
 				} else {
 					lt.bad = append(lt.bad, "undecodable: "+err.Error())
 				}
-				items, err := journal.ParseLogItemRegions(t.Regions[1:])
+				items, err := xfsitems.Parse(t.Regions[1:])
 				lt.items = items
 				if err != nil {
 					lt.bad = append(lt.bad, "bad log items: "+err.Error())
@@ -484,11 +487,11 @@ func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
 
 // wholeOp decodes an op header's region when it holds a whole op (not a
 // piece of a split one).
-func wholeOp(op logbuf.Op) (journal.Op, bool) {
+func wholeOp(op logbuf.Op) (meta.Op, bool) {
 	if op.ClientID != logbuf.ClientTransaction || len(op.Data) == 0 || op.Flags&(logbuf.FlagContinue|logbuf.FlagWasCont) != 0 {
-		return journal.Op{}, false
+		return meta.Op{}, false
 	}
-	d, err := journal.DecodeOp(op.Data)
+	d, err := meta.DecodeOp(op.Data)
 	return d, err == nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/meta"
 )
 
 // dirtyStore makes a store and leaves a dirty log of many small records
@@ -25,7 +26,7 @@ func dirtyStore(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := fs.Create(journal.RootIno, "f", journal.ModeReg|0o644, 0, 0, 0, "")
+	a, err := fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func fsyncedStore(t *testing.T, n int) (string, []jsonRecord) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		a, err := fs.Create(journal.RootIno, fmt.Sprintf("f%02d", i), journal.ModeReg|0o644, 0, 0, 0, "")
+		a, err := fs.Create(meta.RootIno, fmt.Sprintf("f%02d", i), meta.ModeReg|0o644, 0, 0, 0, "")
 		if err == nil {
 			_, err = fs.Write(a.Ino, []byte(strings.Repeat("y", 1000)), 0)
 		}
@@ -302,12 +303,12 @@ func cleanStore(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := fs.Create(journal.RootIno, "dir", journal.ModeDir|0o755, 0, 0, 0, "")
+	d, err := fs.Create(meta.RootIno, "dir", meta.ModeDir|0o755, 0, 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		a, err := fs.Create(d.Ino, fmt.Sprintf("file%d", i), journal.ModeReg|0o644, 0, 0, 0, "")
+		a, err := fs.Create(d.Ino, fmt.Sprintf("file%d", i), meta.ModeReg|0o644, 0, 0, 0, "")
 		if err == nil {
 			_, err = fs.Write(a.Ino, []byte(strings.Repeat("z", 700*(i+1))), 0)
 		}
@@ -318,7 +319,7 @@ func cleanStore(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if err := fs.Rename(d.Ino, "file0", journal.RootIno, "moved", 0); err != nil {
+	if err := fs.Rename(d.Ino, "file0", meta.RootIno, "moved", 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := fs.Close(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xlogfs/xlogfs/cksum"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
 
@@ -42,7 +42,7 @@ superblock records it; mount, check and logprint read it):
          headers h_len needs, the payload; the xfs mode then makes
          exactly xlog_cksum's crc32c calls over its bytes
 Every checksum mode (mount --mode) works under either.`
-	logSize := &sizeFlag{n: journal.DefaultLogSize}
+	logSize := &sizeFlag{n: store.DefaultLogSize}
 	fs.Var(logSize, "log-size", "size of the circular log (k, m, g suffixes)")
 	logbsize := &sizeFlag{}
 	fs.Var(logbsize, "logbsize", "default iclog size, 32k to 256k, a power of two (default: the largest that suits the log)")
@@ -51,8 +51,8 @@ Every checksum mode (mount --mode) works under either.`
 	return func(pos []string) (err error) {
 		cov := crc.v
 		switch {
-		case logSize.n < journal.MinLogSize || logSize.n > journal.MaxLogSize:
-			return fs.usagef("--log-size %s: want %dk to %dG", logSize, journal.MinLogSize>>10, journal.MaxLogSize>>30)
+		case logSize.n < store.MinLogSize || logSize.n > store.MaxLogSize:
+			return fs.usagef("--log-size %s: want %dk to %dG", logSize, store.MinLogSize>>10, store.MaxLogSize>>30)
 		case logbsize.n != 0 && logbuf.CheckLogBSize(int(logbsize.n)) != nil:
 			return fs.usagef("--logbsize %s: want a power of two from %dk to %dk", logbsize, logbuf.MinLogBSize>>10, logbuf.MaxLogBSize>>10)
 		}
@@ -62,7 +62,7 @@ Every checksum mode (mount --mode) works under either.`
 		if err := refuseMounted(pos[0]); err != nil {
 			return err
 		}
-		sb, err := journal.Mkfs(pos[0], journal.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
+		sb, err := store.Mkfs(pos[0], store.MkfsOptions{LogSize: logSize.n, LogBSize: int(logbsize.n), Coverage: cov, Force: *force})
 		if err != nil {
 			return inUseOf(pos[0], err)
 		}

@@ -21,6 +21,9 @@ import (
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/journal/datafile"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
+	"github.com/xlogfs/xlogfs/journal/store"
+	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"github.com/xlogfs/xlogfs/profiling"
 	"golang.org/x/sys/unix"
@@ -141,7 +144,7 @@ func runMount(fs *flagSet) func(pos []string) error {
 	fs.BoolVar(&f.norecovery, "norecovery", false, "with --ro: replay the log in memory only and write nothing to the store")
 	fs.BoolVar(&f.allowMissingData, "allow-missing-data", false, "mount a store whose data files lack durable bytes (deleted or cut outside xlogfs): those files fail reads and writes with EIO")
 	fs.DurationVar(&f.ckptInterval, "checkpoint-interval", journal.DefaultCheckpointInterval, "time between checkpoints")
-	fs.DurationVar(&f.logForce, "log-force-interval", journal.DefaultLogForceInterval,
+	fs.DurationVar(&f.logForce, "log-force-interval", xlog.DefaultLogForceInterval,
 		"force the log at least this often, so an idle mount never holds unforced metadata longer (XFS: 30s, ext4: 5s)")
 	fs.DurationVar(&f.timeout, "attr-timeout", fusefs.DefaultTimeout, "how long the kernel caches attributes and entries")
 	fs.BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -336,7 +339,7 @@ func checkMountpoint(mnt string, nonempty bool) error {
 // empty (mount would make an empty one a store); a read-only mount, which
 // makes nothing, wants a store.
 func checkStoreDir(dir string, ro bool) error {
-	if ro && !journal.IsStore(dir) {
+	if ro && !store.IsStore(store.OSFS(), dir) {
 		return fmt.Errorf("%s is not an xlogfs store; a read-only mount (--ro) makes none", dir)
 	}
 	st, err := os.Stat(dir)
@@ -353,7 +356,7 @@ func checkStoreDir(dir string, ro bool) error {
 	}
 	if empty, err := emptyDir(dir); err != nil {
 		return err
-	} else if !empty && !journal.IsStore(dir) {
+	} else if !empty && !store.IsStore(store.OSFS(), dir) {
 		return fmt.Errorf("%s is not empty and is not an xlogfs store; refusing to touch it", dir)
 	}
 	return nil
@@ -526,7 +529,7 @@ func serve(dir, mnt string, f mountFlags, opts journal.Options) (err error) {
 	if empty, err := emptyDir(dir); err != nil {
 		return err
 	} else if empty {
-		if _, err := journal.Mkfs(dir, journal.MkfsOptions{}); err != nil {
+		if _, err := store.Mkfs(dir, store.MkfsOptions{}); err != nil {
 			return err
 		}
 		rep.logf("made a new store in %s", dir)
@@ -617,7 +620,7 @@ var statsOnce sync.Once
 func publishStats(jfs *journal.FS) {
 	statsOnce.Do(func() {
 		expvar.Publish("xlogfs", expvar.Func(func() any {
-			f, err := journal.ParseStats(fusefs.StatsText(jfs))
+			f, err := statsfile.Parse(fusefs.StatsText(jfs))
 			if err != nil {
 				return map[string]string{"error": err.Error()}
 			}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 // TestCheckRebuildSuperblock: check of a store whose superblock fails its
@@ -25,7 +25,7 @@ func TestCheckRebuildSuperblock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := journal.ReadSuperblock(dir)
+	sb, err := store.ReadSuperblock(store.OSFS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/fusefs"
-	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
@@ -134,7 +133,7 @@ func runStats(fs *flagSet) func(pos []string) error {
 type mountStats struct {
 	mnt  string // absolute
 	at   time.Time
-	file *journal.StatsFile
+	file *statsfile.File
 }
 
 func readMountStats(mnt string) (mountStats, error) {
@@ -153,7 +152,7 @@ func readMountStats(mnt string) (mountStats, error) {
 		}
 		return mountStats{}, fmt.Errorf("%s: %w", mnt, unwrapPath(err))
 	}
-	f, err := journal.ParseStats(b)
+	f, err := statsfile.Parse(b)
 	if err != nil {
 		return mountStats{}, fmt.Errorf("%s: %w", filepath.Join(mnt, fusefs.StatsName), err)
 	}
@@ -161,7 +160,7 @@ func readMountStats(mnt string) (mountStats, error) {
 }
 
 // histUnits are the units of the histograms' values.
-var histUnits = map[string]string{journal.HistFsync: "µs", journal.HistCksumRecord: "ns", journal.HistForceCksum: "ns", journal.HistForce: "ns"}
+var histUnits = map[string]string{statsfile.HistFsync: "µs", statsfile.HistCksumRecord: "ns", statsfile.HistForceCksum: "ns", statsfile.HistForce: "ns"}
 
 func histUnit(name string) string {
 	if u, ok := histUnits[name]; ok {
@@ -179,7 +178,7 @@ func histUnit(name string) string {
 // printStats prints the counters as .stats has them, "name value" lines
 // (so "xlogfs stats MNT | grep" finds what .stats holds), then each
 // histogram's summary (and buckets).
-func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
+func printStats(w io.Writer, f *statsfile.File, buckets bool) {
 	for _, l := range f.Lines {
 		fmt.Fprintf(w, "%s %s\n", l.Name, l.Value)
 	}
@@ -195,7 +194,7 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "histogram\tcount\tp50\tp90\tp99\tmax\tunit\t")
-	names := slices.Clone(journal.HistNames)
+	names := slices.Clone(statsfile.HistNames)
 	for _, h := range f.Hists {
 		if !slices.Contains(names, h.Name) {
 			names = append(names, h.Name)
@@ -229,18 +228,18 @@ func printStats(w io.Writer, f *journal.StatsFile, buckets bool) {
 // rates over the interval, the counters' differences and values at its
 // end, by their .stats names.
 type intervalRates struct {
-	Time          time.Time                      `json:"time"`
-	Seconds       float64                        `json:"seconds"`
-	SyncsPerS     float64                        `json:"log_syncs_per_s"`
-	RecordsPerS   float64                        `json:"log_records_per_s"`
-	BytesPerS     float64                        `json:"log_bytes_per_s"`
-	FsyncsPerS    float64                        `json:"fsyncs_per_s"`
-	ForcesPerSync float64                        `json:"forces_per_sync"`
-	CksumNsPerS   float64                        `json:"cksum_ns_per_s"`
-	CksumCPUPct   float64                        `json:"cksum_cpu_pct"` // of the daemon's CPU time in the interval
-	Delta         map[string]float64             `json:"delta"`
-	Totals        map[string]float64             `json:"totals"`
-	Histograms    map[string]journal.HistSummary `json:"histograms"` // of the interval's values
+	Time          time.Time                        `json:"time"`
+	Seconds       float64                          `json:"seconds"`
+	SyncsPerS     float64                          `json:"log_syncs_per_s"`
+	RecordsPerS   float64                          `json:"log_records_per_s"`
+	BytesPerS     float64                          `json:"log_bytes_per_s"`
+	FsyncsPerS    float64                          `json:"fsyncs_per_s"`
+	ForcesPerSync float64                          `json:"forces_per_sync"`
+	CksumNsPerS   float64                          `json:"cksum_ns_per_s"`
+	CksumCPUPct   float64                          `json:"cksum_cpu_pct"` // of the daemon's CPU time in the interval
+	Delta         map[string]float64               `json:"delta"`
+	Totals        map[string]float64               `json:"totals"`
+	Histograms    map[string]statsfile.HistSummary `json:"histograms"` // of the interval's values
 }
 
 // statsColumn is a column of "stats --interval": the interval's growth of
@@ -272,7 +271,7 @@ var intervalCounters = []string{"log_syncs", "log_records", "log_bytes", "log_he
 
 func rates(prev, cur mountStats) intervalRates {
 	r := intervalRates{Time: cur.at, Seconds: cur.at.Sub(prev.at).Seconds(), Delta: map[string]float64{}, Totals: map[string]float64{},
-		Histograms: map[string]journal.HistSummary{}}
+		Histograms: map[string]statsfile.HistSummary{}}
 	p, c := prev.file.Numbers(), cur.file.Numbers()
 	for _, name := range intervalCounters {
 		if v, ok := c[name]; ok {
@@ -289,7 +288,7 @@ func rates(prev, cur mountStats) intervalRates {
 			*col.field(&r) = r.Delta[col.num] / den * col.scale
 		}
 	}
-	for _, name := range journal.HistNames {
+	for _, name := range statsfile.HistNames {
 		r.Histograms[name] = cur.file.Hist(name).Sub(prev.file.Hist(name)).Summary(false)
 	}
 	return r
@@ -333,13 +332,13 @@ func statsIntervals(w io.Writer, mnt string, prev mountStats, interval time.Dura
 		for _, col := range statsColumns {
 			fmt.Fprintf(w, " "+col.format, col.width, *col.field(&r)*col.show)
 		}
-		fmt.Fprintf(w, " %7.0fµs\n", r.Histograms[journal.HistFsync].P99)
+		fmt.Fprintf(w, " %7.0fµs\n", r.Histograms[statsfile.HistFsync].P99)
 	}
 	return nil
 }
 
 // xfsLogLine is the log line of /proc/fs/xfs/stat from a mount's .stats.
-func xfsLogLine(f *journal.StatsFile) (string, error) {
+func xfsLogLine(f *statsfile.File) (string, error) {
 	names := []string{"xfs_log_writes", "xfs_log_blocks", "xfs_log_noiclogs", "xfs_log_force", "xfs_log_force_sleep"}
 	var v [5]uint64
 	for i, n := range names {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // TestStatsColumnsSayWhatTheyCount ties each "stats --interval" column
@@ -32,7 +32,7 @@ func TestStatsColumnsSayWhatTheyCount(t *testing.T) {
 		for i, name := range intervalCounters {
 			fmt.Fprintf(&b, "%s %d\n", name, scale*(i+2)*1000)
 		}
-		f, err := journal.ParseStats([]byte(b.String()))
+		f, err := statsfile.Parse([]byte(b.String()))
 		if err != nil {
 			t.Fatal(err)
 		}

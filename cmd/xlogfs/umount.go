@@ -13,6 +13,8 @@ import (
 
 	"github.com/xlogfs/xlogfs/fusefs"
 	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
+	"github.com/xlogfs/xlogfs/journal/store"
 )
 
 func init() {
@@ -37,16 +39,16 @@ unmount record or without.`
 		if err != nil {
 			return err
 		}
-		store, err := xlogfsMount(mnt)
+		dir, err := xlogfsMount(mnt)
 		if err != nil {
 			return err
 		}
-		holders := lockHolders(store)
+		holders := lockHolders(dir)
 		// A mount without recovery leaves the log as it found it, unmount
 		// record or not.
 		noRecovery := false
 		if b, err := os.ReadFile(filepath.Join(mnt, fusefs.StatsName)); err == nil {
-			if f, err := journal.ParseStats(b); err == nil {
+			if f, err := statsfile.Parse(b); err == nil {
 				mode, _ := f.Value("mount_mode")
 				noRecovery = mode == "ro,norecovery"
 			}
@@ -54,19 +56,19 @@ unmount record or without.`
 		if err := fusermountU(mnt); err != nil {
 			return err
 		}
-		if err := waitDaemon(store, holders, *timeout); err != nil {
+		if err := waitDaemon(dir, holders, *timeout); err != nil {
 			return err
 		}
-		rep, err := journal.Inspect(store)
+		rep, err := journal.Inspect(dir)
 		if err != nil {
-			return fmt.Errorf("%s is unmounted, but reading its store %s: %w", mnt, store, err)
+			return fmt.Errorf("%s is unmounted, but reading its store %s: %w", mnt, dir, err)
 		}
 		if rep.Mounted {
-			return fmt.Errorf("%s is unmounted, but %s is in use again (mounted anew?)", mnt, store)
+			return fmt.Errorf("%s is unmounted, but %s is in use again (mounted anew?)", mnt, dir)
 		}
 		if !rep.Clean && !noRecovery {
 			return fmt.Errorf("%s is unmounted, but the log of %s does not end with an unmount record: the daemon stopped without finishing "+
-				"(its messages are in %s); the next mount recovers the log", mnt, store, filepath.Join(store, "xlogfs.log"))
+				"(its messages are in %s); the next mount recovers the log", mnt, dir, filepath.Join(dir, "xlogfs.log"))
 		}
 		return nil
 	}
@@ -110,7 +112,7 @@ func xlogfsMount(mnt string) (string, error) {
 		return "", fmt.Errorf("%s is not mounted", mnt)
 	case found.fstype != fuseType:
 		return "", fmt.Errorf("%s is not an xlogfs mount (it is %s from %s)", mnt, found.fstype, found.source)
-	case !filepath.IsAbs(found.source) || !journal.IsStore(found.source):
+	case !filepath.IsAbs(found.source) || !store.IsStore(store.OSFS(), found.source):
 		return "", fmt.Errorf("%s: the mount table names its store %q, which is not a store's path; use fusermount3 -u", mnt, found.source)
 	}
 	return found.source, nil
@@ -141,7 +143,7 @@ func fusermountU(mnt string) error {
 }
 
 // waitDaemon waits for the store's lock to be let go: the daemon is done.
-func waitDaemon(store string, holders []string, timeout time.Duration) error {
+func waitDaemon(dir string, holders []string, timeout time.Duration) error {
 	who := "the daemon"
 	if len(holders) > 0 {
 		who += " (" + strings.Join(holders, ", ") + ")"
@@ -149,7 +151,7 @@ func waitDaemon(store string, holders []string, timeout time.Duration) error {
 	start := time.Now()
 	said := false
 	for {
-		busy, err := journal.InUse(store)
+		busy, err := store.InUse(dir)
 		if err != nil {
 			return err
 		}
@@ -159,7 +161,7 @@ func waitDaemon(store string, holders []string, timeout time.Duration) error {
 		waited := time.Since(start)
 		if waited > timeout {
 			return fmt.Errorf("%s still holds %s %v after the unmount; its messages are in %s",
-				who, store, timeout, filepath.Join(store, "xlogfs.log"))
+				who, dir, timeout, filepath.Join(dir, "xlogfs.log"))
 		}
 		if !said && waited > time.Second {
 			fmt.Fprintf(os.Stderr, "xlogfs umount: waiting for %s to write its checkpoint and unmount record\n", who)

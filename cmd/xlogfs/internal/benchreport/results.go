@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchstat"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 )
 
 // Config is how a bench was run.
@@ -82,9 +82,9 @@ type Run struct {
 	SyncWrites string `json:"sync_writes,omitempty"`
 	// The .stats histograms after the workload, by name: the non-empty
 	// buckets in increasing order.
-	Histograms map[string][]journal.Bucket `json:"histograms,omitempty"`
-	DaemonCPU  float64                     `json:"daemon_cpu_seconds,omitempty"`
-	Profile    string                      `json:"profile,omitempty"`
+	Histograms map[string][]statsfile.Bucket `json:"histograms,omitempty"`
+	DaemonCPU  float64                       `json:"daemon_cpu_seconds,omitempty"`
+	Profile    string                        `json:"profile,omitempty"`
 	// CPU samples in the profile, and those with checksum code on the stack.
 	ProfileSamples      int64              `json:"profile_samples,omitempty"`
 	ProfileCksumSamples int64              `json:"profile_cksum_samples,omitempty"`

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -29,7 +28,7 @@ func (g Geometry) String() string {
 // 8 iclogs, fewer if the log is small). The xlogfs runs report theirs in
 // .stats, which the bench checks against this.
 func XlogfsGeometry(mountFlags []string) (Geometry, error) {
-	g := Geometry{LogBytes: journal.DefaultLogSize &^ (logbuf.BBSize - 1)}
+	g := Geometry{LogBytes: store.DefaultLogSize &^ (logbuf.BBSize - 1)}
 	g.LogBSize = logbuf.MaxLogBSize
 	for g.LogBSize > logbuf.MinLogBSize && !store.LogFits(g.LogBytes, logbuf.MinLogBufs, g.LogBSize) {
 		g.LogBSize /= 2

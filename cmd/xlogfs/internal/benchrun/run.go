@@ -14,7 +14,7 @@ import (
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchreport"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/benchwork"
 	"github.com/xlogfs/xlogfs/cmd/xlogfs/internal/xfsbase"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/profiling"
 )
 
@@ -178,7 +178,7 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 		}
 		defer m.kill()
 	}
-	var before *journal.StatsFile
+	var before *statsfile.File
 	if t.Kind == "xlogfs" {
 		var err error
 		if before, err = readStats(mnt); err != nil {
@@ -289,12 +289,12 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 		}
 		st := statsNumbers(after)
 		r.Stats = st
-		r.Histograms = map[string][]journal.Bucket{}
+		r.Histograms = map[string][]statsfile.Bucket{}
 		for _, h := range after.Hists {
 			r.Histograms[h.Name] = h.Buckets
 		}
 		r.Requests = requestValues(r.Values, before.Numbers(), st, float64(r.Ops), flushes)
-		if fsyncs := after.Hist(journal.HistFsync).Sub(before.Hist(journal.HistFsync)); r.FsyncSource == "" && fsyncs.Count() > 0 {
+		if fsyncs := after.Hist(statsfile.HistFsync).Sub(before.Hist(statsfile.HistFsync)); r.FsyncSource == "" && fsyncs.Count() > 0 {
 			r.Values["fsync_p50"], r.Values["fsync_p99"], r.FsyncSource = fsyncs.Percentile(50), fsyncs.Percentile(99), "filesystem"
 		}
 		journalValues(r.Values, before, after)

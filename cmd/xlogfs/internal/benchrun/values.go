@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/xlogfs/xlogfs/fusefs"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/logbuf"
 	"golang.org/x/sys/unix"
 )
@@ -17,7 +17,7 @@ import (
 // journalValues derives the journal's metrics of a run from its .stats
 // before and after the workload: totals and histograms as differences
 // over the workload.
-func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFile) {
+func journalValues(v map[string]float64, beforeFile, afterFile *statsfile.File) {
 	before, after := beforeFile.Numbers(), afterFile.Numbers()
 	d := func(k string) float64 { return after[k] - before[k] }
 	if cpu := d("process_cpu_ns"); cpu > 0 {
@@ -32,7 +32,7 @@ func journalValues(v map[string]float64, beforeFile, afterFile *journal.StatsFil
 	if _, ok := after["cksum_timing_ns"]; ok && d("cksum_ns") > 0 {
 		v["cksum_timing_share"] = d("cksum_timing_ns") / d("cksum_ns")
 	}
-	if rec := afterFile.Hist(journal.HistCksumRecord).Sub(beforeFile.Hist(journal.HistCksumRecord)); rec.Count() > 0 {
+	if rec := afterFile.Hist(statsfile.HistCksumRecord).Sub(beforeFile.Hist(statsfile.HistCksumRecord)); rec.Count() > 0 {
 		v["cksum_rec_p50_ns"], v["cksum_rec_p99_ns"] = rec.Percentile(50), rec.Percentile(99)
 	}
 	if f := d("force_ns"); f > 0 {
@@ -175,7 +175,7 @@ func emulatedFlushes(v map[string]float64, unmeasured map[string]string, flushes
 }
 
 // readStats reads MNT/.stats.
-func readStats(mnt string) (*journal.StatsFile, error) {
+func readStats(mnt string) (*statsfile.File, error) {
 	return readStatsFile(filepath.Join(mnt, fusefs.StatsName))
 }
 
@@ -183,17 +183,17 @@ func readStats(mnt string) (*journal.StatsFile, error) {
 // request counts, in the .stats format.
 func loopbackStats(mnt string) string { return filepath.Join(filepath.Dir(mnt), "loopback.stats") }
 
-func readStatsFile(path string) (*journal.StatsFile, error) {
+func readStatsFile(path string) (*statsfile.File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return journal.ParseStats(b)
+	return statsfile.Parse(b)
 }
 
 // statsNumbers is f's numbers, with "passthrough on" and "off" as
 // passthrough_on 1 and 0.
-func statsNumbers(f *journal.StatsFile) map[string]float64 {
+func statsNumbers(f *statsfile.File) map[string]float64 {
 	st := f.Numbers()
 	if v, ok := f.Value("passthrough"); ok {
 		st["passthrough_on"] = 0
