@@ -180,7 +180,7 @@ func (cs *crashStats) count(cov logbuf.Coverage, logbsize int) {
 	}
 }
 
-func (cs *crashStats) outcome(err error, rec Recovery) {
+func (cs *crashStats) outcome(err error, rec recovery.Report) {
 	switch {
 	case err != nil:
 		cs.refused++
@@ -347,7 +347,7 @@ func verifiesIndependently(img []byte, r *xlog.ScannedRecord, cov logbuf.Coverag
 // recover mounts a copy of the store holding the snapshot and checks the
 // recovered model is the model after some transaction k with
 // acked <= k <= committed. It returns the recovered filesystem's directory.
-func (w *crashWorld) recover(s snapshot, seed uint64) (string, *testfs.CrashDevice, Recovery) {
+func (w *crashWorld) recover(s snapshot, seed uint64) (string, *testfs.CrashDevice, recovery.Report) {
 	t := w.t
 	dir := w.storeFor(s)
 	dev := testfs.NewCrashDevice(s.image)
@@ -552,7 +552,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 	o.Device = dev
 	dir := w.storeFor(s)
 	fs, err := Open(dir, quietOpts(o))
-	var md *MissingDataError
+	var md *recovery.MissingDataError
 	if errors.As(err, &md) {
 		// The damaged record is dropped, but the store had acted on it
 		// being durable: a data file cut to a shrink's size, or a freed
@@ -575,7 +575,7 @@ func (w *crashWorld) recoverFaulted(s snapshot, seed uint64) bool {
 		}
 		w.stats.faultMissing++
 	}
-	var rec Recovery
+	var rec recovery.Report
 	if err == nil {
 		rec = fs.Recovery()
 		defer fs.Abandon()

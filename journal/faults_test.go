@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 )
 
@@ -272,7 +273,7 @@ func (w *faultWorld) setup() {
 func (w *faultWorld) remount(where string) {
 	t := w.t
 	img := w.cfs.Crash(nil)
-	rep, err := InspectStore(img, faultDir)
+	rep, err := recovery.InspectStore(img, faultDir)
 	if err != nil || !rep.Sound() {
 		t.Fatalf("%s: check after the power cut: %v; corrupt %v, replay %v, problems %q", where, err, rep.Corrupt, rep.ReplayErr, rep.Problems)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/lockorder"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xfsitems"
@@ -26,7 +27,7 @@ type FS struct {
 	opts     Options
 	dataDir  string
 	maxTxn   int // largest write region one transaction carries
-	recovery Recovery
+	recovery recovery.Report
 	x        *xlog.Log              // the log (its own lock: xlog.Log.mu)
 	files    *datafile.Files        // the data files and the in-core inodes (their own locks)
 	overlay  datafile.Overlay       // NoRecovery: what replay would have written to data files
@@ -80,8 +81,8 @@ type FS struct {
 	closed     atomic.Bool   // set under mu (unmount) or by Abandon
 }
 
-// Recovery reports what mounting found in the log.
-func (fs *FS) Recovery() Recovery { return fs.recovery }
+// recovery.Report reports what mounting found in the log.
+func (fs *FS) Recovery() recovery.Report { return fs.recovery }
 
 // Superblock returns the store's superblock.
 func (fs *FS) Superblock() *store.Superblock { return fs.sb }

@@ -123,7 +123,7 @@ func TestDeleteGivesSpaceBackOnFullDisk(t *testing.T) {
 			if ck := must[*store.Checkpoint](t)(store.ReadCheckpoint(img, faultDir)); ck.Model.Inodes[hog.Ino] == nil {
 				t.Fatal("the checkpoint no longer holds the hog: the case is not made")
 			}
-			if rep, err := InspectStore(img, faultDir); err != nil || !rep.Sound() {
+			if rep, err := recovery.InspectStore(img, faultDir); err != nil || !rep.Sound() {
 				t.Fatalf("check after a power cut once the hog's data file went: %v, missing data %v", err, rep.MissingData)
 			}
 			img.SetCapacity(0)
@@ -173,7 +173,7 @@ func TestDeleteGivesSpaceBackOnFullDisk(t *testing.T) {
 			if err := w.fs.Close(); err != nil {
 				t.Fatalf("unmounting with the disk full: %v", err)
 			}
-			rep, err := InspectStore(w.cfs, faultDir)
+			rep, err := recovery.InspectStore(w.cfs, faultDir)
 			if err != nil || !rep.Sound() || !rep.Clean {
 				t.Fatalf("the log after an unmount on a full disk: %v; sound %v, ends with the unmount record %v", err, rep != nil && rep.Sound(), rep != nil && rep.Clean)
 			}
@@ -404,7 +404,7 @@ func TestFreedSpaceCrashAnywhere(t *testing.T) {
 			went := 0
 			for i, img := range images {
 				where := fmt.Sprintf("%s journal, crash image %d (%s)", jm, i, during[i])
-				if rep, err := InspectStore(img, faultDir); err != nil || !rep.Sound() {
+				if rep, err := recovery.InspectStore(img, faultDir); err != nil || !rep.Sound() {
 					t.Fatalf("%s: check: %v", where, err)
 				}
 				o := w.o

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
 )
@@ -22,7 +23,7 @@ func TestInspectAllAfterCleanUnmount(t *testing.T) {
 		check(t, fs.Fsync(a.Ino, false))
 	}
 	check(t, fs.Close())
-	rep, err := InspectAll(dir)
+	rep, err := recovery.InspectAll(dir)
 	check(t, err)
 	if !rep.Clean || len(rep.Records) != 1 {
 		t.Fatalf("after a clean unmount: clean %v, %d live records; want the unmount record alone", rep.Clean, len(rep.Records))
@@ -47,7 +48,7 @@ func TestInspectAllAfterCleanUnmount(t *testing.T) {
 		t.Errorf("%d creates in the old records, want 20", creates)
 	}
 	// Inspect alone does not read them.
-	plain, err := Inspect(dir)
+	plain, err := recovery.Inspect(dir)
 	check(t, err)
 	if plain.Old != nil {
 		t.Errorf("Inspect read %d old records", len(plain.Old))
@@ -73,7 +74,7 @@ func TestInspectAllAfterWraps(t *testing.T) {
 	if head.Cycle() < 3 {
 		t.Fatalf("the log reached cycle %d only; the test wants two wraps", head.Cycle())
 	}
-	rep, err := InspectAll(dir)
+	rep, err := recovery.InspectAll(dir)
 	check(t, err)
 	cycles := map[uint32]int{}
 	for _, r := range rep.Old {

@@ -15,6 +15,7 @@ import (
 	"github.com/xlogfs/xlogfs/cksum"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
@@ -440,7 +441,7 @@ func TestInlineStoreMountsInOtherModes(t *testing.T) {
 	dir := mkfs(t, 16<<20, 256<<10)
 	inspect := func(when string, wantReplay bool) {
 		t.Helper()
-		r, err := Inspect(dir)
+		r, err := recovery.Inspect(dir)
 		if err != nil {
 			t.Fatalf("%s: inspect: %v", when, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"golang.org/x/sys/unix"
 )
@@ -84,7 +85,7 @@ func TestPassthroughLearnsSizeAndTimes(t *testing.T) {
 			}
 			// The log as fsync left it (as the power cut left it)
 			// replays to the size and times the model had.
-			r, err := InspectStore(st, dir)
+			r, err := recovery.InspectStore(st, dir)
 			check(t, err)
 			in := r.Model.Inodes[a.Ino]
 			if in == nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -212,7 +213,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 	ds.kinds[want.kind]++
 	where := fmt.Sprintf("%s, %s: %s (acknowledged %d, committed %d)", w.where(s, seed), src.name(), want.what, s.acked, s.committed)
 
-	rep, ierr := InspectStore(img, w.dir)
+	rep, ierr := recovery.InspectStore(img, w.dir)
 	o := w.opts
 	o.Store = img
 	fs, err := Open(w.dir, quietOpts(o))
@@ -250,7 +251,7 @@ func (w *powerWorld) recoverDamaged(s powerState, seed uint64, r *rand.Rand) {
 		w.verify(fs, s, where)
 		ds.kept++
 	case wantCut:
-		var md *MissingDataError
+		var md *recovery.MissingDataError
 		if errors.As(err, &md) {
 			// The store had acted on the dropped records being
 			// durable (cut a data file to a truncate's size, deleted

@@ -137,7 +137,7 @@ func (v ackView) shrunk(k uint32) bool {
 // clears). followed, from a recovery, gives the logged size and times of the
 // inodes recovery grew to their data file's size: the state compared is the
 // logged one.
-func powerDigest(m *meta.Model, followed ...FollowedFile) [32]byte {
+func powerDigest(m *meta.Model, followed ...recovery.FollowedFile) [32]byte {
 	c := m.Clone()
 	c.DropOrphans()
 	for _, in := range c.Inodes {
@@ -762,7 +762,7 @@ func (w *powerWorld) recover(s powerState, seed uint64) (*FS, map[meta.Ino]*file
 	if _, err := img.Stat(filepath.Join(w.dir, store.CheckpointName+".tmp")); err == nil {
 		w.stats.tmpLeft++
 	}
-	rep, err := InspectStore(img, w.dir)
+	rep, err := recovery.InspectStore(img, w.dir)
 	if err != nil {
 		t.Fatalf("%s: check: %v", where, err)
 	}
@@ -920,7 +920,7 @@ func mkfsStates(t *testing.T, r *rand.Rand, seed uint64, cs *powerStats) {
 				t.Fatalf("seed %d: mkfs --force of a store a crash cut short: %v", seed, err)
 			}
 		}
-		rep, err := InspectStore(img, powerDir)
+		rep, err := recovery.InspectStore(img, powerDir)
 		if err != nil || !rep.Sound() || len(rep.Model.Inodes) != 1 {
 			t.Fatalf("seed %d: a store mkfs finished (or a crash left whole) is not a sound empty store: %v, %+v", seed, err, rep)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 )
 
@@ -136,7 +137,7 @@ func TestReadOnlyRecoversThenRefuses(t *testing.T) {
 	refusesChanges(t, fs, lookupIno(t, fs, "a"))
 	records := fs.Stats().Records
 	check(t, fs.Close())
-	rep, err := Inspect(dir)
+	rep, err := recovery.Inspect(dir)
 	check(t, err)
 	if !rep.Clean || len(rep.Records) != 1 || records != 0 {
 		t.Errorf("after a read-only mount: clean %v, %d records; %d written while mounted; want the unmount record alone", rep.Clean, len(rep.Records), records)

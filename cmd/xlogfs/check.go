@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 )
@@ -120,10 +120,10 @@ its unmount) is waited for, up to --wait.`
 			for _, t := range rep.AtStake {
 				fmt.Printf("    %v\n", t)
 			}
-			if err := journal.Repair(dir, rep); err != nil {
+			if err := recovery.Repair(dir, rep); err != nil {
 				return fmt.Errorf("repair: %w", err)
 			}
-			again, err := journal.Inspect(dir)
+			again, err := recovery.Inspect(dir)
 			if err != nil {
 				return err
 			}
@@ -177,7 +177,7 @@ func rebuildSuperblock(dir string) error {
 // printLost lists the records check --repair cuts, in log order: the bad
 // one with its error, the valid later ones, and any between them whose
 // transactions cannot be read.
-func printLost(rep *journal.LogReport) {
+func printLost(rep *recovery.LogReport) {
 	type line struct {
 		lsn  uint64
 		text string

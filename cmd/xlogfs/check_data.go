@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 )
 
 // printDataFiles prints check's lines about the data files: each regular
 // file whose data file lacks bytes that were durable, or that they hold
 // what they must.
-func printDataFiles(rep *journal.LogReport) {
+func printDataFiles(rep *recovery.LogReport) {
 	switch {
 	case rep.ReplayErr != nil:
 		// The floors come from replay: nothing to say.
@@ -36,7 +36,7 @@ func printDataFiles(rep *journal.LogReport) {
 // mount's stderr had it from recovery), which files a mount with
 // --allow-missing-data serves with EIO: the log is where a reader's EIO
 // is looked up later.
-func logMissingData(logf func(string, ...any), missing []journal.MissingData) {
+func logMissingData(logf func(string, ...any), missing []recovery.MissingData) {
 	for _, d := range missing {
 		logf("%v: served with EIO (--allow-missing-data) until truncated to 0 or removed", d)
 	}
@@ -105,7 +105,7 @@ func errString(err error) *string {
 
 // printCheckJSON prints check --json's report, and fails as check does
 // when the store is not sound.
-func printCheckJSON(rep *journal.LogReport) error {
+func printCheckJSON(rep *recovery.LogReport) error {
 	var j checkJSON
 	sb, ck := rep.Superblock, rep.Checkpoint
 	j.Sound = rep.Sound()

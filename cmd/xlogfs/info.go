@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 )
 
@@ -110,7 +110,7 @@ func gatherInfo(arg string) (*storeInfo, error) {
 		}
 	}
 	if in.CRC == "" || mnt == "" {
-		rep, err := journal.Inspect(dir)
+		rep, err := recovery.Inspect(dir)
 		if err != nil {
 			return nil, err
 		}

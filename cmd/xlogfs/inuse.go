@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/fusefs"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/store"
 	"golang.org/x/sys/unix"
 )
@@ -196,16 +196,16 @@ func waitForStore(dir string, wait time.Duration, msgs io.Writer, cmd string) er
 // inspectWaiting waits for the store (waitForStore), then inspects it
 // (with the records behind the tail if all). A
 // store that a mount took meanwhile is in use, not unsound.
-func inspectWaiting(dir string, wait time.Duration, cmd string, all bool) (*journal.LogReport, error) {
+func inspectWaiting(dir string, wait time.Duration, cmd string, all bool) (*recovery.LogReport, error) {
 	if err := storeArg(dir); err != nil {
 		return nil, err
 	}
 	if err := waitForStore(dir, wait, os.Stderr, cmd); err != nil {
 		return nil, err
 	}
-	inspect := journal.Inspect
+	inspect := recovery.Inspect
 	if all {
-		inspect = journal.InspectAll
+		inspect = recovery.InspectAll
 	}
 	rep, err := inspect(dir)
 	if err == nil && rep.Mounted {

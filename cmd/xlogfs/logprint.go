@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/xlogfs/xlogfs/journal"
 	"github.com/xlogfs/xlogfs/journal/meta"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/xfsitems"
 	"github.com/xlogfs/xlogfs/journal/xlog"
 	"github.com/xlogfs/xlogfs/logbuf"
@@ -314,7 +314,7 @@ type logTxn struct {
 	items []xfsitems.Item // the XFS log items after the op
 }
 
-func buildLog(dir string, rep *journal.LogReport, o logOptions) jsonLog {
+func buildLog(dir string, rep *recovery.LogReport, o logOptions) jsonLog {
 	out := jsonLog{Store: dir, CRCCoverage: rep.Superblock.Coverage.String(), TailLSN: rep.Checkpoint.TailLSN.String(), HeadLSN: rep.Head.String(), Clean: rep.Clean, Status: "ok", All: o.all, Records: []jsonRecord{}}
 	type entry struct {
 		r     *xlog.ScannedRecord
@@ -666,7 +666,7 @@ func logState(clean bool, records int) string {
 }
 
 // checkRange refuses a --from or --to whose block lies outside the log.
-func checkRange(rep *journal.LogReport, f logFilter) error {
+func checkRange(rep *recovery.LogReport, f logFilter) error {
 	blocks := uint32(rep.Superblock.LogSize / 512)
 	for _, b := range []struct {
 		flag string
@@ -682,7 +682,7 @@ func checkRange(rep *journal.LogReport, f logFilter) error {
 // rangeNote explains an empty --from/--to range: behind the tail (the
 // records there are old: --all prints them) or past the head (not written
 // yet).
-func rangeNote(rep *journal.LogReport, f logFilter, all bool, out jsonLog) string {
+func rangeNote(rep *recovery.LogReport, f logFilter, all bool, out jsonLog) string {
 	if f.from == 0 && f.to == 0 || len(out.Records) > 0 || out.Stats != nil && out.Stats.Records > 0 {
 		return ""
 	}

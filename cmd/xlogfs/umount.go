@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/xlogfs/xlogfs/fusefs"
-	"github.com/xlogfs/xlogfs/journal"
+	"github.com/xlogfs/xlogfs/journal/recovery"
 	"github.com/xlogfs/xlogfs/journal/statsfile"
 	"github.com/xlogfs/xlogfs/journal/store"
 )
@@ -59,7 +59,7 @@ unmount record or without.`
 		if err := waitDaemon(dir, holders, *timeout); err != nil {
 			return err
 		}
-		rep, err := journal.Inspect(dir)
+		rep, err := recovery.Inspect(dir)
 		if err != nil {
 			return fmt.Errorf("%s is unmounted, but reading its store %s: %w", mnt, dir, err)
 		}
