@@ -514,3 +514,44 @@ func TestModelSizeFollowsEncoding(t *testing.T) {
 		t.Fatalf("decoded %+v, want %+v", got, op)
 	}
 }
+
+// A file whose bytes the log holds, which replay would write again, takes
+// the log route at its next open, whatever its history says, until a
+// checkpoint moves the tail past them: in passthrough the kernel would
+// write newer bytes that replay then overwrites with the logged ones.
+func TestLoggedBytesKeepTheLogRoute(t *testing.T) {
+	dir := mkfs(t, store.MinLogSize, 32<<10)
+	fs := mount(t, dir, Options{ImmediateWrite: 4096, LogForceInterval: time.Hour, CheckpointInterval: time.Hour})
+	defer fs.Close()
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	open := func() bool {
+		t.Helper()
+		return must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false)) != nil
+	}
+	forget := func(pt bool) {
+		t.Helper()
+		check(t, fs.ReleasePassthrough(a.Ino, true, pt))
+		fs.Hold(a.Ino)
+		check(t, fs.Unhold(a.Ino)) // the kernel forgets the inode
+	}
+	if open() {
+		t.Fatal("the first open of a new file was a passthrough open, not the log route")
+	}
+	must[int](t)(fs.Write(a.Ino, bytes.Repeat([]byte{'a'}, 1000), 0)) // logged with its bytes
+	check(t, fs.Fsync(a.Ino, true))
+	// Then 256 KiB with no fsync: by its history the file now wants
+	// passthrough (fewer than one fsync per 64 KiB written).
+	for off := int64(4096); off < 4096+256<<10; off += 64 << 10 {
+		must[int](t)(fs.Write(a.Ino, bytes.Repeat([]byte{'b'}, 64<<10), off))
+	}
+	forget(false)
+	if open() {
+		t.Fatal("a file whose logged bytes replay may still write was opened in passthrough")
+	}
+	forget(false)
+	fs.runCheckpoint() // the tail moves past the logged bytes
+	if !open() {
+		t.Fatal("once a checkpoint moved the tail past its logged bytes, the file's history (no fsyncs) did not take it to passthrough")
+	}
+	check(t, fs.ReleasePassthrough(a.Ino, true, true))
+}

@@ -422,7 +422,7 @@ var Mutants = []Mutant{
 		Name:   "route-ignores-logged-bytes",
 		Bug:    "a file whose logged bytes recovery may still replay is opened in passthrough: replay writes them over the kernel's newer bytes",
 		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.loggedLSN != 0 && st.loggedLSN >= f.e.TailLSN():\n\t\treturn true\n", ""}},
-		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestPowerLoss"}, Env: []string{"XLOGFS_POWERLOSS_STATES=20000"}, Timeout: "10m"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestLoggedBytesKeepTheLogRoute"}}},
 	},
 	{
 		Name:   "logged-while-passthrough",
