@@ -16,7 +16,7 @@ func (fs *FS) Stats() statsfile.Stats {
 	xs, head, tail, durable := fs.x.SnapshotStats()
 	s := statsfile.Stats{
 		State: fs.State(), MountMode: fs.MountMode(),
-		CksumMode: fs.opts.Mode.String(), CRCCoverage: fs.sb.Coverage.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(),
+		CksumMode: fs.opts.Mode.String(), CRCCoverage: fs.sb.Coverage.String(), CksumImpl: fs.opts.Impl.Name, Journal: fs.opts.Journal.String(), LogItems: fs.opts.LogItems.String(),
 		LogSize: fs.sb.LogSize, LogBSize: fs.opts.LogBSize, LogBufs: fs.opts.LogBufs,
 		Transactions: xs.Transactions, Records: xs.Records, RecordBytes: xs.RecordBytes,
 		HeaderBytes: xs.HeaderBytes, PayloadBytes: xs.PayloadBytes, LogDataBytes: fs.loggedData.Load(),

@@ -26,7 +26,7 @@ func TestMkfsMountedStore(t *testing.T) {
 	// mount point, and the mount's choices.
 	for _, arg := range []string{store, mnt} {
 		code, out, errs := xlogfsRun(t, "info", arg)
-		for _, want := range []string{fmt.Sprintf("mounted   at %s by pid %d", mnt, m.pid), "state     in use: mounted, journal ok", "checksum  crc covers whole, mode batched, kernel "} {
+		for _, want := range []string{fmt.Sprintf("mounted   at %s by pid %d", mnt, m.pid), "state     in use: mounted, journal ok", "checksum  crc covers whole, mode batched, kernel ", "journal   meta, log items xfs, mounted rw"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("xlogfs info %s: exit %d, %q %q; want %q", arg, code, out, errs, want)
 			}

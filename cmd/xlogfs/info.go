@@ -29,6 +29,7 @@ type storeInfo struct {
 	CksumMode  string   `json:"cksum_mode,omitempty"`
 	CksumImpl  string   `json:"cksum_impl,omitempty"`
 	Journal    string   `json:"journal,omitempty"`
+	LogItems   string   `json:"log_items,omitempty"`
 	MountMode  string   `json:"mount_mode,omitempty"`
 	State      string   `json:"state"`
 	MountedAt  []string `json:"mounted_at,omitempty"`
@@ -104,6 +105,7 @@ func gatherInfo(arg string) (*storeInfo, error) {
 		n := func(name string) int64 { x, _ := strconv.ParseInt(v(name), 10, 64); return x }
 		in.LogSize, in.LogBSize, in.LogBufs = n("log_size"), n("logbsize"), int(n("logbufs"))
 		in.CRC, in.CksumMode, in.CksumImpl, in.Journal, in.MountMode = v("crc_coverage"), v("cksum_mode"), v("cksum_impl"), v("journal"), v("mount_mode")
+		in.LogItems = v("log_items")
 		in.State = "in use: mounted, journal " + v("state")
 		if len(in.MountedAt) == 0 {
 			in.MountedAt = []string{mnt}
@@ -154,9 +156,13 @@ func printInfo(w io.Writer, in *storeInfo) {
 	}
 	line("checksum", ck)
 	if in.Journal != "" {
-		line("journal", in.Journal+", mounted "+in.MountMode)
+		j := in.Journal
+		if in.LogItems != "" {
+			j += ", log items " + in.LogItems
+		}
+		line("journal", j+", mounted "+in.MountMode)
 	} else {
-		line("journal", "chosen at mount (--journal meta or data)")
+		line("journal", "chosen at mount (--journal meta or data, --log-items xfs or logical)")
 	}
 	line("state", in.State)
 	switch {

@@ -130,6 +130,7 @@ type Stats struct {
 	State        string // "ok", "degraded: ...", "failed: <reason>" (see FS.State)
 	MountMode    string // "rw", "ro" or "ro,norecovery" (see FS.MountMode)
 	CksumMode    string
+	LogItems     string // what a transaction carries beside its op (journal.LogItems)
 	CRCCoverage  string // what each record's CRC covers: the store's, "whole" or "xfs" (logbuf)
 	CksumImpl    string
 	Journal      string
@@ -278,6 +279,7 @@ func (s Stats) WriteTo(w io.Writer) (int64, error) {
 	p("crc_coverage", s.CRCCoverage)
 	p("cksum_impl", s.CksumImpl)
 	p("journal", s.Journal)
+	p("log_items", s.LogItems)
 	p("log_size", s.LogSize)
 	p("logbsize", s.LogBSize)
 	p("logbufs", s.LogBufs)
