@@ -36,8 +36,10 @@ Update.
 
 A record of the sweep is laid out as from the smallest iclog that holds it:
 one header block per 32 KiB (1 for records up to 32 KiB, 8 for 256 KiB),
-the rest payload; xfs mode makes one call per header block plus one for the
-payload, sector mode one per 512-byte block. Inline mode's cell is its work
+the rest payload, under a store's default (whole) CRC coverage: xfs mode
+makes one call per header block plus one for the payload (on a store made
+with mkfs --crc xfs it makes xlog_cksum's calls instead), sector mode one
+per 512-byte block. Inline mode's cell is its work
 at seal, on the log force's path: one call over the header blocks and the
 Combine with the payload's CRC, which it computed as the ops were copied in
 (that work is the CopyUpdate section's).
@@ -81,7 +83,7 @@ func runCksumBench(fs *flagSet) func(pos []string) error {
 	fs.about = cksumBenchAbout
 	implsFlag := fs.String("impls", "all", "implementations to measure, comma-separated (stdlib is always measured, as the reference)")
 	sizesFlag := fs.String("sizes", "64,512,4k,32k,256k", "buffer sizes, comma-separated, with k/m suffixes")
-	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep ('' to skip it); inline's is its work at seal")
+	modesFlag := fs.String("modes", "batched,xfs,sector,inline", "checksum modes of the record-size sweep: batched, xfs (or per-chunk), sector, inline ('' to skip it); inline's is its work at seal")
 	recSizes := fs.String("record-sizes", "4k,8k,16k,32k,64k,128k,256k", "record sizes of the sweep, comma-separated, multiples of 512 from 1k to 256k")
 	total := fs.Duration("time", 2*time.Second, "approximate measuring time per implementation, for the sizes and again for the sweep")
 	rounds := fs.Int("rounds", 7, "samples per measurement (the median is reported)")

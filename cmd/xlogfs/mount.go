@@ -126,7 +126,7 @@ type mountFlags struct {
 func runMount(fs *flagSet) func(pos []string) error {
 	fs.about = mountAbout
 	var f mountFlags
-	f.mode = enumVar(fs, "cksum-mode", "batched", cksumModes, cksum.ParseMode, "how log records are checksummed: batched (one call per record), xfs (XFS's calls: one per header block and one for the payload; per-chunk is another name for it), sector (one per 512 bytes) or inline (as ops are copied into the log)")
+	f.mode = enumVar(fs, "cksum-mode", "batched", cksumModes, cksum.ParseMode, "how log records are checksummed: batched (one call per record), xfs (one call per covered region: on a store made with mkfs --crc xfs exactly xlog_cksum's calls, under whole coverage one per header block and one for the payload; per-chunk is another name for it), sector (one per 512 bytes) or inline (as ops are copied into the log)")
 	f.journalMode = enumVar(fs, "journal", "meta", []string{"meta", "data"}, journal.ParseJournalMode, "what the log carries: meta (metadata, like XFS) or data (written bytes too)")
 	f.logItems = enumVar(fs, "log-items", "xfs", []string{"xfs", "logical"}, journal.ParseLogItems, "what each transaction logs beside its logical op: xfs (the inode cores, dirty buffer chunks and extent frees XFS would log for it, so records are the size XFS's are) or logical (the op alone, the compact log); a store mounts with either, whichever wrote its log")
 	f.logbsize = &sizeFlag{}
