@@ -238,7 +238,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 func TestEnumFlagsListTheirValues(t *testing.T) {
 	code, out, _ := runCapture(t, "mount", "--help")
 	if code != 0 || !strings.Contains(out, "[--passthrough auto|on|off]") ||
-		!regexp.MustCompile(`(?s)--cksum-mode MODE\n.*?\(one of: batched, xfs, sector, inline\)`).MatchString(out) {
+		!regexp.MustCompile(`(?s)--cksum-mode MODE\n.*?\(one\s+of:\s+batched,\s+xfs,\s+sector,\s+inline\)`).MatchString(out) {
 		t.Errorf("mount --help does not list --cksum-mode's or --passthrough's values:\n%s", out)
 	}
 	code, out, _ = runCapture(t, "__complete", "mount", "--transport", "")
