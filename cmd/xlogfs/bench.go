@@ -116,6 +116,7 @@ func runBench(fs *flagSet) func([]string) error {
 	impls := fs.String("impls", defaultImpls, "crc32c implementations, comma-separated: best (this CPU's fastest) or one of "+strings.Join(implNames(), ", "))
 	workload := stringEnum(fs, "workload", "builtin", benchwork.Workloads, "workload", "the workload")
 	jmode := stringEnum(fs, "journal", "data", []string{"data", "meta"}, "journal mode", "journal mode of the mounts: data (every written byte is checksummed) or meta")
+	crc := stringEnum(fs, "crc", "whole", []string{"whole", "xfs"}, "CRC coverage", "what every record's CRC covers in the stores (mkfs --crc): whole (every header block whole) or xfs (xlog_cksum's regions: the kernel's XFS's bytes and calls)")
 	device := stringEnum(fs, "device", "ram", []string{"ram", "disk"}, "device", "where the stores live: ram (a tmpfs: flushes cost nothing, the run is CPU-bound) or disk (under --out)")
 	flushLat := fs.Duration("flush-latency", 0, "make every log flush and data-file sync take exactly this long (e.g. 200us): an emulated device")
 	dur := fs.Duration("time", defaultRunTime, "how long each run drives the workload")
@@ -136,7 +137,7 @@ func runBench(fs *flagSet) func([]string) error {
 	tableSize := fs.Int("table-size", 20000, "mariadb workload: rows per sysbench table")
 	wide := fs.Bool("wide", false, "print every column of every table (the report keeps to 120 columns otherwise)")
 	return func([]string) error {
-		cfg := benchreport.Config{Workload: workload.v, Journal: jmode.v, Device: device.v, FlushLatency: *flushLat, Duration: *dur,
+		cfg := benchreport.Config{Workload: workload.v, Journal: jmode.v, CRC: crc.v, Device: device.v, FlushLatency: *flushLat, Duration: *dur,
 			Clients: *clients, Rounds: *rounds, Seed: *seed, ProfileRate: *rate, WriteSize: int(writeSize.n), Out: *out,
 			Tables: *tables, TableSize: *tableSize}
 		// The run stops cleanly on SIGINT or SIGTERM (results so far kept,

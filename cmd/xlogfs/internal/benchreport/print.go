@@ -68,8 +68,12 @@ func PrintHeader(w io.Writer, res *Results) {
 	if c.FlushLatency > 0 {
 		dev += fmt.Sprintf(", every flush %v", c.FlushLatency)
 	}
-	wrap(w, fmt.Sprintf("xlogfs bench: %s workload, journal %s, device %s, %d clients, %d rounds of %v, order seed %d",
-		c.Workload, c.Journal, dev, c.Clients, c.Rounds, c.Duration, c.Seed), "  ")
+	crc := c.CRC
+	if crc == "" {
+		crc = "whole"
+	}
+	wrap(w, fmt.Sprintf("xlogfs bench: %s workload, journal %s, crc %s, device %s, %d clients, %d rounds of %v, order seed %d",
+		c.Workload, c.Journal, crc, dev, c.Clients, c.Rounds, c.Duration, c.Seed), "  ")
 	m := res.Machine
 	wrap(w, fmt.Sprintf("machine: %s, %d CPUs, kernel %s, %s, fastest crc32c %s", m.CPU, m.CPUs, m.Kernel, m.Go, m.CksumImpl), "  ")
 }

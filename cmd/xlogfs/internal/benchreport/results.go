@@ -20,11 +20,15 @@ import (
 
 // Config is how a bench was run.
 type Config struct {
-	Modes        []string      `json:"modes"`
-	Impls        []string      `json:"impls"` // as asked: best, stdlib, generic, or a kernel's name
-	Baselines    []string      `json:"baselines,omitempty"`
-	Workload     string        `json:"workload"`
-	Journal      string        `json:"journal"`
+	Modes     []string `json:"modes"`
+	Impls     []string `json:"impls"` // as asked: best, stdlib, generic, or a kernel's name
+	Baselines []string `json:"baselines,omitempty"`
+	Workload  string   `json:"workload"`
+	Journal   string   `json:"journal"`
+	// CRC is what every record's CRC covers in the xlogfs stores (mkfs
+	// --crc): whole (every header block whole; empty in runs saved
+	// before) or xfs (xlog_cksum's regions).
+	CRC          string        `json:"crc,omitempty"`
 	Device       string        `json:"device"` // disk or ram
 	FlushLatency time.Duration `json:"flush_latency_ns"`
 	Duration     time.Duration `json:"duration_ns"`

@@ -226,6 +226,8 @@ func checkConfig(cfg benchreport.Config, targets int) error {
 		return usagef("--workload: unknown %q (want %s)", cfg.Workload, strings.Join(benchwork.Workloads, ", "))
 	case cfg.Journal != "meta" && cfg.Journal != "data":
 		return usagef("--journal: unknown %q (want meta or data)", cfg.Journal)
+	case cfg.CRC != "" && cfg.CRC != "whole" && cfg.CRC != "xfs":
+		return usagef("--crc: unknown %q (want whole or xfs)", cfg.CRC)
 	case cfg.Device != "ram" && cfg.Device != "disk":
 		return usagef("--device: unknown %q (want ram or disk)", cfg.Device)
 	case cfg.FlushLatency < 0 || cfg.FlushLatency > time.Second:

@@ -99,3 +99,15 @@ func checkGeometry(st map[string]float64, g Geometry) string {
 	}
 	return fmt.Sprintf("this xlogfs store ran with %v, but the xfs baseline was made with %v: the two are not at the same log geometry", got, g)
 }
+
+// checkCoverage compares an xlogfs run's CRC coverage (its .stats) with
+// the one the bench asked for (--crc; "" is whole); "" when they agree.
+func checkCoverage(got, want string) string {
+	if want == "" {
+		want = "whole"
+	}
+	if got == want {
+		return ""
+	}
+	return fmt.Sprintf("the store's CRCs cover %q, but the bench asked for --crc %s: its checksum figures would not be what was asked", got, want)
+}

@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,6 +171,13 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 			}
 		}()
 	default:
+		// A store whose CRCs cover xlog_cksum's regions is made before the
+		// mount (which makes one with the whole coverage otherwise).
+		if b.Cfg.CRC == "xfs" {
+			if out, err := exec.Command(selfExe(), "mkfs", "--crc", "xfs", store).CombinedOutput(); err != nil {
+				return r, fmt.Errorf("xlogfs mkfs --crc xfs %s: %v: %s", store, err, bytes.TrimSpace(out))
+			}
+		}
 		r.Profile = fmt.Sprintf("cpu-%s.pprof", id)
 		var err error
 		m, err = b.mount(t, store, mnt, filepath.Join(b.Cfg.Out, r.Profile), filepath.Join(b.Cfg.Out, fmt.Sprintf("mount-%s.log", id)))
@@ -302,6 +310,11 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 		fs := st["fsyncs"] - before.Numbers()["fsyncs"]
 		r.Fsyncs, r.FsyncCounts = int64(fs), "filesystem"
 		r.SyncWrites, _ = after.Value("sync_writes")
+		if cov, ok := after.Value("crc_coverage"); ok {
+			if msg := checkCoverage(cov, b.Cfg.CRC); msg != "" {
+				return r, errors.New(msg)
+			}
+		}
 		syncValues(r.Values, before.Numbers(), st, fs)
 		if b.Cfg.FlushLatency > 0 {
 			// Every log flush and data-file sync is an emulated flush.

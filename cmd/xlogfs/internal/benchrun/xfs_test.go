@@ -216,3 +216,16 @@ func TestXFSFsyncs(t *testing.T) {
 		t.Errorf("dbench without perf: %v %q %q", n, src, why)
 	}
 }
+
+// A store whose CRC coverage is not the one --crc asked for is refused,
+// never measured as if it were.
+func TestCheckCoverage(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+		ok        bool
+	}{{"whole", "", true}, {"whole", "whole", true}, {"xfs", "xfs", true}, {"whole", "xfs", false}, {"xfs", "", false}} {
+		if msg := checkCoverage(c.got, c.want); (msg == "") != c.ok {
+			t.Errorf("checkCoverage(%q, %q) = %q, want ok %v", c.got, c.want, msg, c.ok)
+		}
+	}
+}
