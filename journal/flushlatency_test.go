@@ -99,26 +99,32 @@ func TestFlushLatencyAndCksumTimes(t *testing.T) {
 	}
 }
 
-// The journal's observer puts a record's whole checksum CPU time (at copy
-// time and at seal) in the per-record histogram, and only the work at seal
-// in the force's account.
+// The journal's observer puts a timed record's whole checksum CPU time (at
+// copy time and at seal) in the per-record histogram, leaves out a record
+// whose time is an estimate from its bytes (not timed: cksum's stride),
+// and puts only the work at seal in the force's account, estimated or not.
 func TestCksumTimesObserve(t *testing.T) {
 	var c statsfile.CksumTimes
 	c.StartRound()
-	c.Observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900})
-	c.Observe(cksum.Cost{CPU: 50, Wall: 60})
+	c.Observe(cksum.Cost{CPU: 100, Wall: 150, CopyCPU: 900, Timed: true})
+	c.Observe(cksum.Cost{CPU: 50, Wall: 60, Timed: true})
+	c.Observe(cksum.Cost{CPU: 5000, Wall: 5000}) // estimated: no histogram entry
 	c.Forced(10000)
 	h := c.Record.Snapshot()
-	if h[statsfile.HistBucket(1000)] != 1 || h[statsfile.HistBucket(50)] != 1 {
-		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50", h)
+	var n uint64
+	for _, x := range h {
+		n += x
 	}
-	if c.ForceCksumN.Load() != 210 || c.ForceCksumCPU.Load() != 150 || c.Forces.Load() != 1 || c.ForceNanos.Load() != 10000 {
-		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 210, 150 (seal only), 1, 10000",
+	if h[statsfile.HistBucket(1000)] != 1 || h[statsfile.HistBucket(50)] != 1 || n != 2 {
+		t.Errorf("record histogram %v: want one record of 1000 ns (copy + seal) and one of 50, and not the estimated one", h)
+	}
+	if c.ForceCksumN.Load() != 5210 || c.ForceCksumCPU.Load() != 5150 || c.Forces.Load() != 1 || c.ForceNanos.Load() != 10000 {
+		t.Errorf("force: checksum wall %d, CPU %d, %d forces, %d ns; want 5210, 5150 (seal only), 1, 10000",
 			c.ForceCksumN.Load(), c.ForceCksumCPU.Load(), c.Forces.Load(), c.ForceNanos.Load())
 	}
 	c.StartRound()
 	c.Forced(5000)
-	if c.ForceCksumCPU.Load() != 150 || c.ForceCksumN.Load() != 210 {
+	if c.ForceCksumCPU.Load() != 5150 || c.ForceCksumN.Load() != 5210 {
 		t.Error("a new round did not start from no checksum time")
 	}
 }
