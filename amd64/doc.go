@@ -81,12 +81,28 @@
 // on zmm vs 73 on ymm at 512 bytes, 132 vs 65 at 1 KiB, 184 vs 124 at
 // 2 KiB; warm, zmm won by 2, 6, 19 and 41 ns at 512 B, 1, 2 and 4 KiB),
 // fold512 to 8 KiB, fused512 (three chains) from 8 KiB; sse42-clmul
-// fold128 from 64 bytes, fused128 from 1 KiB. Not measured anywhere: the
-// AVX2 + VPCLMULQDQ class without AVX-512 (Zen 3, Intel client cores),
-// where avx2-vpclmul is Best. Its split (3 ymm beside 3 chains of 4
-// quadwords per iteration) is set for a ymm VPCLMULQDQ every other cycle
-// and one CRC32Q per cycle, and its thresholds are what the calibration
-// finds there; no speed is claimed for it.
+// fold128 from 64 bytes, fused128 from 1 KiB.
+//
+// The AVX2 + VPCLMULQDQ class without AVX-512 (Zen 3; Intel's client
+// cores are the same case, not measured), where avx2-vpclmul is Best:
+// its split (3 ymm beside 3 chains of 4 quadwords per iteration) is set
+// for a ymm VPCLMULQDQ every other cycle and one CRC32Q per cycle.
+// Measured on an AMD EPYC of family 0x19 model 0x1 (Zen 3), 2 vCPUs, on
+// 2026-12-02 (xlogfs cksum-bench, 7 rounds, GB/s and × hash/crc32 in the
+// same run):
+//
+//	impl           64 B          512 B          4 KiB          32 KiB         256 KiB
+//	avx2-vpclmul   6.74 (1.51×)  16.92 (1.29×)  21.76 (1.02×)  38.18 (1.74×)  39.62 (1.81×)
+//	sse42-clmul    6.98 (1.57×)  16.79 (1.28×)  21.52 (1.00×)  23.19 (1.06×)  22.13 (1.01×)
+//	linux          6.08 (1.36×)  16.66 (1.27×)  21.73 (1.01×)  22.53 (1.03×)  22.16 (1.01×)
+//	hash/crc32     4.46          13.12          21.43          21.90          21.85
+//
+// Two starts of the process there calibrated avx2-vpclmul differently
+// (scalar, fold256 ≥ 192, fused256 ≥ 1536; and scalar, 3way ≥ 256,
+// fused256 ≥ 24576): between 256 bytes and 24 KiB three CRC32Q chains,
+// fold256 and fused256 run within a few per cent of each other on that
+// CPU, so which wins a probe length is noise, and either plan stays at or
+// above hash/crc32 (4 KiB: 1.02×).
 //
 // Each kernel's CopyUpdate runs the same methods with a store after every
 // load (copy_amd64.s, copyfused_amd64.s, copyvex_amd64.s), or copy then
