@@ -284,14 +284,8 @@ func build(res *benchreport.Results) ([][]*plot.Plot, error) {
 				p.Legend.Add(im, bars[0])
 			}
 		}
-		if len(ws) > 0 {
-			eb, err := plotter.NewYErrorBars(ws)
-			if err != nil {
-				return nil, err
-			}
-			eb.LineStyle.Width = vg.Points(1.2)
-			eb.CapWidth = vg.Points(6)
-			p.Add(eb)
+		if err := addWhiskers(p, ws); err != nil {
+			return nil, err
 		}
 		if noCI {
 			p.Title.Text += fmt.Sprintf("\n(no whisker: fewer than %d rounds)", benchstat.MinRounds())
@@ -402,14 +396,8 @@ func ratioPlot(res *benchreport.Results, modes, impls []string) (*plot.Plot, err
 			p.Add(mark)
 		}
 	}
-	if len(ws) > 0 {
-		eb, err := plotter.NewYErrorBars(ws)
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Width = vg.Points(1.2)
-		eb.CapWidth = vg.Points(6)
-		p.Add(eb)
+	if err := addWhiskers(p, ws); err != nil {
+		return nil, err
 	}
 	p.NominalX(modes...)
 	p.X.Min, p.X.Max = -0.6, float64(len(modes))-0.4
@@ -480,15 +468,10 @@ func savingsPlot(res *benchreport.Results) (*plot.Plot, error) {
 			lo, hi = math.Min(lo, 100*(1-s.Ratio.Hi)), math.Max(hi, 100*(1-s.Ratio.Lo))
 		}
 	}
-	if len(ws) > 0 {
-		eb, err := plotter.NewYErrorBars(ws)
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Width = vg.Points(1.2)
-		eb.CapWidth = vg.Points(6)
-		p.Add(eb)
-	} else {
+	if err := addWhiskers(p, ws); err != nil {
+		return nil, err
+	}
+	if len(ws) == 0 {
 		p.Title.Text += fmt.Sprintf("\n(no whisker: fewer than %d rounds)", benchstat.MinRounds())
 	}
 	zero, err := referenceLine(0, len(ss))
@@ -503,4 +486,19 @@ func savingsPlot(res *benchreport.Results) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = -0.6, float64(len(ss))-0.4
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
+}
+
+// addWhiskers draws the 95 % intervals ws on p, if there are any.
+func addWhiskers(p *plot.Plot, ws whiskers) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	eb, err := plotter.NewYErrorBars(ws)
+	if err != nil {
+		return err
+	}
+	eb.LineStyle.Width = vg.Points(1.2)
+	eb.CapWidth = vg.Points(6)
+	p.Add(eb)
+	return nil
 }
