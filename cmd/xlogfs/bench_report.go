@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -39,9 +38,7 @@ func runBenchReport(fs *flagSet) func([]string) error {
 			runs = append(runs, res)
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(runs[0])
+			return printJSON(os.Stdout, runs[0])
 		}
 		if len(runs) == 1 {
 			benchreport.Print(os.Stdout, runs[0], *wide)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -174,9 +173,7 @@ func runCksumBench(fs *flagSet) func(pos []string) error {
 		}
 
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return printJSON(os.Stdout, res)
 		}
 		printCksumBench(os.Stdout, res)
 		printCopyUpdate(os.Stdout, res.CopyUpdate)

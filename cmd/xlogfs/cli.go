@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -534,4 +535,11 @@ func (fs *flagSet) printHelp(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s\n%s\n", name, wrap(flagHelp(f), "        ", 80))
 	}
+}
+
+// printJSON writes v to w as the commands' --json output: indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -57,9 +56,7 @@ store's log is read (as check reads it) to tell clean from dirty.`
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(in)
+			return printJSON(os.Stdout, in)
 		}
 		printInfo(os.Stdout, in)
 		return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -193,9 +192,7 @@ func runLogprint(fs *flagSet) func(pos []string) error {
 			fmt.Fprintf(os.Stderr, "xlogfs logprint: %s\n", note)
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(out); err != nil {
+			if err := printJSON(os.Stdout, out); err != nil {
 				return err
 			}
 		} else {

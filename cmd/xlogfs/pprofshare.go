@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,9 +45,7 @@ func runPprofShare(fs *flagSet) func(pos []string) error {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(pprofShareResult{Files: files, Share: share})
+			return printJSON(os.Stdout, pprofShareResult{Files: files, Share: share})
 		}
 		printPprofShare(os.Stdout, share)
 		return nil

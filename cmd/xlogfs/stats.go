@@ -112,9 +112,7 @@ func runStats(fs *flagSet) func(pos []string) error {
 		if *asJSON {
 			out := first.file.JSON(*histogram)
 			out["mountpoint"] = first.mnt
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(out); err != nil {
+			if err := printJSON(os.Stdout, out); err != nil {
 				return err
 			}
 		} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -53,9 +52,7 @@ crc32c dispatch, mirrored) does on this CPU.`
 		bi, _ := debug.ReadBuildInfo()
 		v := buildVersion(bi)
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(v)
+			return printJSON(os.Stdout, v)
 		}
 		printVersion(os.Stdout, v)
 		return nil
