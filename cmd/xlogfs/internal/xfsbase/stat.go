@@ -26,6 +26,12 @@ type Stat struct {
 // sums printed with %u, which wrap at 2^32.
 var wide = map[string]bool{"xpc": true, "defer_relog": true}
 
+// gauges are the counters that are levels, not counts of events: the
+// vnodes line's first, vn_active, the XFS inodes in memory now, which
+// falls whenever inodes are reclaimed (another XFS unmounted, memory
+// pressure). Delta gives them no difference (0), never an error.
+var gauges = map[string]int{"vnodes": 0}
+
 // ParseStat reads the text of /proc/fs/xfs/stat: every line is a name and
 // unsigned decimal counters. A line that is not (or a name seen twice) is
 // an error naming the line; a line with a name and no counters (an older
@@ -76,7 +82,8 @@ func ReadStat(path string) (Stat, error) {
 // across the wrap; one that went back by more than half its range (or a
 // 64-bit one that went back at all) was reset, by a write to
 // /proc/sys/fs/xfs/stats_clear during the run, and is an error: its
-// difference means nothing. So is a line whose counter count changed.
+// difference means nothing. So is a line whose counter count changed. A
+// gauge (gauges) has no difference: 0.
 func Delta(before, after Stat) (Stat, error) {
 	d := Stat{Fields: map[string][]uint64{}}
 	for _, name := range after.Names {
@@ -90,6 +97,9 @@ func Delta(before, after Stat) (Stat, error) {
 		}
 		vals := make([]uint64, len(a))
 		for i := range a {
+			if g, ok := gauges[name]; ok && g == i {
+				continue // a level: no difference
+			}
 			switch {
 			case a[i] >= b[i]:
 				vals[i] = a[i] - b[i]
