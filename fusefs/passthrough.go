@@ -126,6 +126,7 @@ func (m *mount) decidePassthrough(server *fuse.Server, jfs *journal.FS, mode Pas
 	switch {
 	case err == nil:
 		m.pt.Store(true)
+		jfs.MarkCreates()
 		logf("passthrough on: the kernel reads and writes regular files' data files directly")
 		return nil
 	case mode == PassthroughOn:

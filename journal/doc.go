@@ -159,15 +159,20 @@
 // Each transaction carries one op (meta/ops.go), replayed onto the model in log
 // order. Op types are numbered and never renumbered, and each encodes a
 // fixed list of fields, so records written before a type was added decode
-// as they always did. The newest, sizefollows (12), carries an inode and a
-// flag: set, the inode was opened for writing in passthrough since the
-// mount, and recovery keeps
-// its data file's size when that is larger than the logged one, since the
-// kernel may have synced writes there that the journal never saw (O_SYNC,
-// O_DSYNC, RWF_DSYNC); clear, the logged size holds again. The mark is part
-// of the model, so checkpoints carry it: after the inodes, a count and the
-// marked inodes' numbers, present only when some inode is marked, so a
-// checkpoint without marks is as before (datafile/passthrough.go).
+// as they always did; a field added to a type later goes at the end of its
+// list and may be absent (zero) in older records. The newest type,
+// sizefollows (12), carries an inode and a flag: set, the inode was opened
+// for writing in passthrough since the mount, and recovery keeps its data
+// file's size when that is larger than the logged one, since the kernel may
+// have synced writes there that the journal never saw (O_SYNC, O_DSYNC,
+// RWF_DSYNC); clear, the logged size holds again. The same flag, added at
+// the end of create's fields, creates a regular file marked in a
+// passthrough mount, so that its first open for writing forces nothing
+// (its data file's name is durable before the create's record is written:
+// datafile/names.go). The mark is part of the model, so checkpoints carry
+// it: after the inodes, a count and the marked inodes' numbers, present
+// only when some inode is marked, so a checkpoint without marks is as
+// before (datafile/passthrough.go).
 //
 // # Recovery
 //

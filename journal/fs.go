@@ -79,6 +79,9 @@ type FS struct {
 	fsyncHist  [statsfile.HistBuckets]atomic.Uint64
 	ckptSyncs  atomic.Uint64 // fsyncs of the checkpoint file and the store directory
 	closed     atomic.Bool   // set under mu (unmount) or by Abandon
+	// markCreates: the mount hands regular files to the kernel in
+	// passthrough (MarkCreates), so Create makes them marked.
+	markCreates atomic.Bool
 }
 
 // recovery.Report reports what mounting found in the log.

@@ -82,10 +82,34 @@ func (fs *FS) Create(parent meta.Ino, name string, mode, uid, gid, rdev uint32, 
 	defer fs.mu.Unlock()
 	op := meta.Op{Type: meta.OpCreate, Parent: parent, Name: name, Ino: fs.model.NextIno, Mode: mode,
 		UID: uid, GID: gid, Rdev: rdev, Target: target, Ctime: store.NowNanos()}
+	marked := fs.markCreates.Load() && mode&meta.ModeType == meta.ModeReg && fs.model.Validate(&op) == nil
+	if marked {
+		// The mark travels in the create (datafile/names.go): the
+		// data file exists before the record can be written.
+		if err := fs.files.CreateMarked(op.Ino); err != nil {
+			return Attr{}, errno(err)
+		}
+		op.Flags = meta.SizeFollowsSet
+	}
 	if _, err := fs.commitLocked(&op); err != nil {
+		if marked {
+			fs.files.Unmake(op.Ino)
+		}
 		return Attr{}, errno(err)
 	}
 	return attrOf(fs.model.Inodes[op.Ino]), nil
+}
+
+// MarkCreates says that the mount opens regular files in kernel
+// passthrough (package fusefs): from now on Create makes a regular file
+// with the size-follows mark in its create record, and its data file
+// first, so that its first open for writing forces nothing
+// (datafile/passthrough.go, datafile/names.go). Metadata-journal mode
+// only; data-journal mode never hands out data files.
+func (fs *FS) MarkCreates() {
+	if fs.opts.Journal == JournalMeta && !fs.opts.ReadOnly {
+		fs.markCreates.Store(true)
+	}
 }
 
 // Link adds the name parent/name for ino.

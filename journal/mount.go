@@ -202,6 +202,7 @@ func open(dir string, sb *store.Superblock, ck *store.Checkpoint, dev xlog.Devic
 		Sum:  cksum.NewSummer(opts.Mode, opts.Impl),
 		Head: head, PrevBlock: rec.PrevBlock, Tail: tail, LastTID: lastTID,
 		Times: &fs.times, OnDurable: fs.onDurable, AfterDurable: fs.afterDurable, WantCheckpoint: fs.requestCheckpoint, OnFail: fs.failed,
+		BeforeWrite: fs.files.NamesBeforeLog,
 	})
 	if err != nil {
 		return nil, err

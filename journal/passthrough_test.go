@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -484,6 +485,62 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 	}
 	if marked(fs) {
 		t.Fatal("the mark outlived the mount's recovery")
+	}
+}
+
+// In a passthrough mount (MarkCreates) a regular file is created marked:
+// its first open for writing forces nothing and syncs no directory. The
+// kernel's synced appends into it then survive a power cut whenever the
+// file does: the file is there once a log force made its create durable
+// (here a directory's fsync), and its data file's name with it (the
+// log's writer synced the data directory before writing the create);
+// without such a force the file is not there, as on Linux a new file
+// whose directory was never synced.
+func TestCreatedMarkedOpensWithoutForce(t *testing.T) {
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+	for _, forced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("create forced %v", forced), func(t *testing.T) {
+			cfs, fs := ptCrashStore(t, o)
+			fs.MarkCreates()
+			check(t, fs.Fsync(meta.RootIno, false))
+			b := fs.Stats()
+			a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+			f := must[store.StoreFile](t)(fs.OpenPassthrough(a.Ino, true, false))
+			e := fs.Stats()
+			if d := [3]uint64{e.LogForces - b.LogForces, e.LogSyncs - b.LogSyncs, e.DirSyncs - b.DirSyncs}; d != [3]uint64{} {
+				t.Errorf("create and open for writing: %d force requests, %d log syncs, %d directory syncs; want none", d[0], d[1], d[2])
+			}
+			fs.mu.RLock()
+			marked := fs.model.Inodes[a.Ino].SizeFollows
+			fs.mu.RUnlock()
+			if !marked {
+				t.Fatal("a file created in a passthrough mount is not marked")
+			}
+			must[int](t)(f.WriteAt([]byte("synced by the kernel"), 0))
+			check(t, f.Datasync()) // RWF_DSYNC: the journal never hears of it
+			if forced {
+				// A force that syncs no data file: a directory's.
+				must[Attr](t)(fs.Create(meta.RootIno, "d", meta.ModeDir|0o755, 0, 0, 0, ""))
+				check(t, fs.Fsync(meta.RootIno, false))
+			}
+			_, fs = remountAfterCut(t, cfs, fs, o)
+			defer fs.Close()
+			got, err := fs.Lookup(meta.RootIno, "f")
+			if !forced {
+				if err == nil {
+					t.Fatalf("a create no force made durable survived the power cut: %+v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("a create a fsync made durable is lost: %v", err)
+			}
+			p := make([]byte, 64)
+			n, err := fs.Read(got.Ino, p, 0)
+			if err != nil || string(p[:n]) != "synced by the kernel" {
+				t.Fatalf("after a power cut the created file holds %q (%v), want the bytes the kernel synced (recovery %+v)", p[:n], err, fs.Recovery())
+			}
+		})
 	}
 }
 

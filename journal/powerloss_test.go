@@ -329,6 +329,9 @@ func (w *powerWorld) mount(cfs *testfs.CrashFS, files map[meta.Ino]*fileOracle) 
 		// After the first mount: a power cut right after a recovery.
 		w.t.Fatalf("mount %d (%s journal): %v", w.gen, w.opts.Journal, err)
 	}
+	if w.pt {
+		fs.MarkCreates() // as a passthrough mount does: files are created marked
+	}
 	base := fs.bound.LastTID
 	w.xlog.Store(fs.x)
 	w.mu.Lock()

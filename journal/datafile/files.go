@@ -109,6 +109,14 @@ type Files struct {
 	ptLive  atomic.Int32  // len(ptStale), read without statesMu
 	closed  atomic.Bool   // CloseAll ran: no data file opens again
 
+	// Data files' names (SyncDir, names.go): how many data files were
+	// made, how many of those the last data-directory sync covered,
+	// and the newest made for a file created marked, whose name the log
+	// may not outrun (NamesBeforeLog).
+	namesMade   atomic.Uint64
+	namesSynced atomic.Uint64
+	markedNames atomic.Uint64
+
 	// statesMu guards the in-core inodes' table (not the inodes: each
 	// has its own lock, taken before statesMu, never under it):
 	statesMu lockorder.Mutex[lockorder.Leaf]
@@ -169,7 +177,7 @@ type Inode struct {
 	file      store.StoreFile
 	direct    store.StoreFile // O_DIRECT descriptor of the data file, for O_DIRECT opens
 	noDirect  bool            // the filesystem under the store refused O_DIRECT
-	newFile   bool            // data file created since the data directory was last synced
+	nameGen   uint64          // which data file made this one's name (namesMade); durable once namesSynced reaches it
 	dataDirty bool            // data file written since the last fdatasync
 	cutOwed   bool            // a shrink is durable but cutting the data file failed: cut before it grows again
 	// dataMissing: the data file lacked bytes that were durable when the
@@ -368,7 +376,9 @@ func (f *Files) openFile(ino meta.Ino, st *Inode, create bool) (store.StoreFile,
 			return nil, nil
 		}
 		file, err = f.cfg.Store.OpenFile(f.Path(ino), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		st.newFile = err == nil
+		if err == nil {
+			st.nameGen = f.namesMade.Add(1)
+		}
 	}
 	if err != nil {
 		return nil, err

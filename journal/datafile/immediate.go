@@ -48,13 +48,12 @@ func (f *Files) syncBeforeSuperseding(st *Inode, file store.StoreFile) error {
 		st.lose(err)
 		return err
 	}
-	if st.newFile {
+	if f.nameUnsynced(st) {
 		// The data file's name too: replay would make the file anew
 		// from its logged bytes alone.
 		if err := f.SyncDir(); err != nil {
 			return err
 		}
-		st.newFile = false
 	}
 	st.dataDirty = false
 	return nil

@@ -68,6 +68,14 @@ import (
 //     open that cuts a marked data file (or one it is about to mark) to the
 //     file's size syncs the cut.
 //
+// A regular file created in a passthrough mount is created marked: the
+// mark is a flag of its OpCreate, so it is durable exactly when the file
+// is, and its first open for writing forces nothing. Its data file is
+// made before the create commits, and its name is durable before the
+// create's record is written (names.go). Until the create is durable the
+// file itself may vanish in a crash, its bytes with it, as a new file does
+// on Linux until its directory is synced.
+//
 // The mark stays until the next mount, whose recovery keeps the larger
 // size, then clears every mark (no open outlives a mount) and syncs the
 // data files it grew before the fresh checkpoint records their size. It is
@@ -78,12 +86,13 @@ import (
 // that a marked file's unsynced appends may come back after a crash, as
 // written or, after a power cut, as zeros, where an unmarked file's are
 // cut: writes never synced may be lost, never anything else. The cost is
-// one log force at the first open for writing of an inode in a mount (and
-// a sync of the data directory when its data file is new: a sync write
-// makes a data file's bytes and size durable, not its name), and a
-// data-file sync per shrink of a marked inode. OpSizeFollows can clear a
-// mark too, though nothing logs that now: recovery clears the marks in the
-// model it checkpoints.
+// one log force at the first open for writing, in a mount, of an inode
+// that existed before it (and a sync of the data directory when its data
+// file is new: a sync write makes a data file's bytes and size durable,
+// not its name), none for a file the mount created, and a data-file sync
+// per shrink of a marked inode. OpSizeFollows can clear a mark too, though
+// nothing logs that now: recovery clears the marks in the model it
+// checkpoints.
 
 // OpenPassthrough is an open of the regular file ino, which the engine has
 // counted (Inode.Opens), whose data file the caller (the kernel) reads, and
@@ -133,11 +142,13 @@ func (f *Files) OpenPassthrough(ino meta.Ino, write, preferDaemon bool) (store.S
 		f.Routes.Passthrough.Add(1)
 	}
 	st.mu.Unlock()
-	if err == nil && write {
+	if lsn := st.MarkLSN(); err == nil && write && lsn != 0 {
 		// The mark is durable before the kernel may write: the record
 		// of this open's mark, or of an earlier open's still being
-		// forced. A failed force undoes the open as its release would.
-		if err = f.e.Force(st.MarkLSN()); err != nil {
+		// forced. (A file created marked has none: its mark is in its
+		// create, names.go.) A failed force undoes the open as its
+		// release would.
+		if err = f.e.Force(lsn); err != nil {
 			st.mu.Lock()
 			f.releasePassthrough(ino, st, write)
 			st.mu.Unlock()
@@ -215,14 +226,13 @@ func (f *Files) markSizeFollows(ino meta.Ino, st *Inode, set bool) error {
 	op := meta.Op{Type: meta.OpSizeFollows, Ino: ino}
 	if set {
 		op.Flags = meta.SizeFollowsSet
-		if st.newFile {
+		if f.nameUnsynced(st) {
 			// A sync write makes the data file's bytes and size
 			// durable, not its name: recovery could not find
 			// them without it.
 			if err := f.SyncDir(); err != nil {
 				return err
 			}
-			st.newFile = false
 		}
 	}
 	lsn, err := f.e.Commit(&op)

@@ -29,12 +29,6 @@ func (f *Files) fdatasync(file store.StoreFile) error {
 	return err
 }
 
-// SyncDir makes the data directory's entries durable.
-func (f *Files) SyncDir() error {
-	f.Syncs.Dir.Add(1)
-	return f.cfg.Store.SyncDir(f.cfg.Dir)
-}
-
 // DataState reports whether the data file has unsynced writes, and the
 // error of a sync that failed, after which its data may be lost.
 func (st *Inode) DataState() (dirty bool, lost error) {
@@ -62,7 +56,7 @@ func (f *Files) WriteBack(st *Inode) bool {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.file == nil || st.allocDirty || st.newFile || st.lost() != nil || !st.unsynced() {
+	if st.file == nil || st.allocDirty || f.nameUnsynced(st) || st.lost() != nil || !st.unsynced() {
 		return false
 	}
 	s, err := st.file.Stat()
@@ -107,11 +101,10 @@ func (f *Files) syncLocked(ino meta.Ino, st *Inode) error {
 		st.lose(err)
 		return err
 	}
-	if st.newFile {
+	if f.nameUnsynced(st) {
 		if err := f.SyncDir(); err != nil { // the new data file's name
 			return err
 		}
-		st.newFile = false
 	}
 	st.dataDirty = false
 	return nil

@@ -225,12 +225,16 @@ func (m *Model) create(op *Op, do bool) error {
 	if (t == ModeLink) != (op.Target != "") {
 		return syscall.EINVAL
 	}
+	if op.Flags&^SizeFollowsSet != 0 || op.Flags != 0 && t != ModeReg {
+		return syscall.EINVAL // the mark is a regular file's
+	}
 	if !do {
 		return nil
 	}
 	in := &Inode{
 		Ino: op.Ino, Mode: op.Mode, UID: op.UID, GID: op.GID, Nlink: 1, Rdev: op.Rdev,
 		Atime: op.Ctime, Mtime: op.Ctime, Ctime: op.Ctime, Target: op.Target,
+		SizeFollows: op.Flags&SizeFollowsSet != 0,
 	}
 	if t == ModeLink {
 		in.Size = int64(len(op.Target))

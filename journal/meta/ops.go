@@ -60,7 +60,10 @@ const (
 )
 
 // SizeFollowsSet is OpSizeFollows's flag (Op.Flags): set the inode's
-// mark; without it the op clears the mark.
+// mark; without it the op clears the mark. On OpCreate of a regular file
+// it creates the inode marked: the mark travels in the transaction that
+// creates the file, so its first open for writing forces nothing
+// (journal/datafile/passthrough.go).
 const SizeFollowsSet uint32 = 1
 
 // Rename flags (Op.Flags), as renameat2(2).
@@ -119,8 +122,12 @@ const (
 	fData
 )
 
+// opFields lists each type's fields in encoding order. A field added to
+// a type's list later goes at its end and is optional in decoding (see
+// optionalFrom): records written before it was added end before it and
+// decode with it zero, so old logs and checkpoints read as they always did.
 var opFields = [OpMax][]field{
-	OpCreate:      {fParent, fName, fIno, fMode, fUID, fGID, fRdev, fCtime, fTarget},
+	OpCreate:      {fParent, fName, fIno, fMode, fUID, fGID, fRdev, fCtime, fTarget, fFlags},
 	OpLink:        {fIno, fParent, fName, fCtime},
 	OpUnlink:      {fParent, fName, fCtime, fFree},
 	OpRmdir:       {fParent, fName, fCtime, fFree},
@@ -132,6 +139,12 @@ var opFields = [OpMax][]field{
 	OpRemovexattr: {fIno, fName, fCtime},
 	OpFree:        {fIno},
 	OpSizeFollows: {fIno, fFlags},
+}
+
+// optionalFrom is, per type, the index in opFields of the first field
+// added after the type's first release: a region may end before it.
+var optionalFrom = [OpMax]int{
+	OpCreate: 9, // fFlags: SizeFollowsSet, added with the create-time mark
 }
 
 // Encode appends the op's region bytes: the type, then its fields as
@@ -218,7 +231,10 @@ func DecodeOp(b []byte) (Op, error) {
 		return op, fmt.Errorf("unknown op type %d", b[0])
 	}
 	d := Decoder{B: b[1:]}
-	for _, f := range opFields[op.Type] {
+	for i, f := range opFields[op.Type] {
+		if len(d.B) == 0 && d.Err == nil && optionalFrom[op.Type] > 0 && i >= optionalFrom[op.Type] {
+			break // written before the field existed
+		}
 		switch f {
 		case fIno:
 			op.Ino = Ino(d.Uvarint())
@@ -350,6 +366,9 @@ func (op *Op) String() string {
 		s := fmt.Sprintf("create ino %d at %d/%q mode %#o uid %d gid %d", op.Ino, op.Parent, op.Name, op.Mode, op.UID, op.GID)
 		if op.Target != "" {
 			s += fmt.Sprintf(" -> %q", op.Target)
+		}
+		if op.Flags&SizeFollowsSet != 0 {
+			s += " sizefollows"
 		}
 		return s
 	case OpLink:

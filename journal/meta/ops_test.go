@@ -25,7 +25,7 @@ func carried(typ OpType) Op {
 	f := fullOp
 	switch typ {
 	case OpCreate:
-		return Op{Type: typ, Parent: f.Parent, Name: f.Name, Ino: f.Ino, Mode: f.Mode, UID: f.UID, GID: f.GID, Rdev: f.Rdev, Ctime: f.Ctime, Target: f.Target}
+		return Op{Type: typ, Parent: f.Parent, Name: f.Name, Ino: f.Ino, Mode: f.Mode, UID: f.UID, GID: f.GID, Rdev: f.Rdev, Ctime: f.Ctime, Target: f.Target, Flags: f.Flags}
 	case OpLink:
 		return Op{Type: typ, Ino: f.Ino, Parent: f.Parent, Name: f.Name, Ctime: f.Ctime}
 	case OpUnlink, OpRmdir:
@@ -137,8 +137,12 @@ func TestDecodeOpTruncated(t *testing.T) {
 		for _, op := range []Op{fullOp, {}} {
 			op.Type = typ
 			b := op.Encode(nil)
+			old := oldLen(op)
 			for n := 1; n < len(b); n++ {
 				_, err := DecodeOp(b[:n])
+				if n == old {
+					continue // the encoding from before the optional fields: TestOldCreateDecodes
+				}
 				if err == nil {
 					t.Fatalf("%s: %d of %d bytes decoded without error", typ, n, len(b))
 				}
@@ -150,6 +154,52 @@ func TestDecodeOpTruncated(t *testing.T) {
 			if err == nil || err.Error() != typ.String()+" op: 2 stray bytes after the last field" {
 				t.Errorf("%s with 2 bytes more: %v", typ, err)
 			}
+		}
+	}
+}
+
+// oldLen is the length of op's encoding without the fields its type
+// gained later (optionalFrom), or -1 if it has none.
+func oldLen(op Op) int {
+	from := optionalFrom[op.Type]
+	if from == 0 {
+		return -1
+	}
+	fields := opFields[op.Type]
+	defer func() { opFields[op.Type] = fields }()
+	opFields[op.Type] = fields[:from]
+	return len(op.Encode(nil))
+}
+
+// A create written before its flags field existed (the bytes below are
+// such a record's, type to target) decodes as unmarked; one with the flag
+// decodes marked, and the model makes the file marked.
+func TestOldCreateDecodes(t *testing.T) {
+	old := []byte{byte(OpCreate), 1, 1, 'f', 2, 0xa4, 0x83, 2, 0, 0, 0, 10, 0}
+	op, err := DecodeOp(old)
+	if err != nil || op.Flags != 0 || op.Name != "f" || op.Ino != 2 || op.Mode != ModeReg|0o644 || op.Ctime != 5 {
+		t.Fatalf("an old create decoded to %+v, %v", op, err)
+	}
+	op.Flags = SizeFollowsSet
+	b := op.Encode(nil)
+	if !bytes.Equal(b[:len(old)], old) || len(b) != len(old)+1 {
+		t.Fatalf("a marked create encodes as % x, want the old bytes and a flag", b)
+	}
+	got, err := DecodeOp(b)
+	if err != nil || got.Flags != SizeFollowsSet {
+		t.Fatalf("a marked create decoded to %+v, %v", got, err)
+	}
+	m := NewModel(1)
+	if err := m.Apply(&got); err != nil || !m.Inodes[2].SizeFollows {
+		t.Fatalf("the model applied a marked create: %v, marked %v", err, m.Inodes[2] != nil && m.Inodes[2].SizeFollows)
+	}
+	// Only a regular file takes the mark, and no other flag exists.
+	for _, bad := range []Op{
+		{Type: OpCreate, Parent: RootIno, Name: "d", Ino: 3, Mode: ModeDir | 0o755, Flags: SizeFollowsSet},
+		{Type: OpCreate, Parent: RootIno, Name: "g", Ino: 3, Mode: ModeReg | 0o644, Flags: 2},
+	} {
+		if err := m.Validate(&bad); err == nil {
+			t.Errorf("create %q mode %#o flags %d validated", bad.Name, bad.Mode, bad.Flags)
 		}
 	}
 }

@@ -74,6 +74,9 @@ type Log struct {
 	// called by the writer, outside mu, once they are published as
 	// durable (forces waiting on them have returned), with the newest
 	afterDurable func(durable logbuf.LSN)
+	// called by the goroutine running a round, outside mu, before it
+	// writes the round's records (Config.BeforeWrite)
+	beforeWrite func() error
 	// asks for a checkpoint without blocking
 	wantCheckpoint func()
 	// called once, outside mu, when the log fails
@@ -90,7 +93,7 @@ type Log struct {
 	// commits that take it hold the journal's model lock, and under it
 	// the log takes no other lock and calls out only to regions (Commit's
 	// caller's) and to wantCheckpoint, which does not block; onDurable,
-	// afterDurable and onFail run outside it. cond and wcond wait on it.
+	// afterDurable, beforeWrite and onFail run outside it. cond and wcond wait on it.
 	mu    lockorder.Mutex[lockorder.Leaf]
 	cond  sync.Cond // durable moved, iclog freed, tail moved, failure
 	wcond sync.Cond // wakes the writer
@@ -167,7 +170,13 @@ type Config struct {
 	// records become durable, after OnDurable and after DurableLSN says
 	// so: what waits for a record to be durable (a freed inode's data
 	// file) may go then.
-	AfterDurable   func(durable logbuf.LSN)
+	AfterDurable func(durable logbuf.LSN)
+	// BeforeWrite, if set, runs before each round writes records,
+	// without the log's lock: what a record written from then on may
+	// not outrun (the names of data files made for files created
+	// marked, datafile.Files.NamesBeforeLog) is made durable there. An
+	// error fails the log, as a failed write does.
+	BeforeWrite    func() error
 	WantCheckpoint func()
 	OnFail         func(reason error)
 }
@@ -183,6 +192,7 @@ func New(c Config) (*Log, error) {
 		Sum:            c.Sum,
 		onDurable:      c.OnDurable,
 		afterDurable:   c.AfterDurable,
+		beforeWrite:    c.BeforeWrite,
 		wantCheckpoint: c.WantCheckpoint,
 		onFail:         c.OnFail,
 		head:           c.Head,
@@ -458,10 +468,16 @@ func (x *Log) roundLocked(sync bool, labels context.Context) {
 	roundStart := time.Now()
 	x.times.StartRound()
 	var err error
+	if len(batch) > 0 && x.beforeWrite != nil {
+		if err = x.beforeWrite(); err != nil {
+			err = fmt.Errorf("before writing the records from %v: %w", batch[0].at.LSN(), err)
+		}
+	}
 	for _, ic := range batch {
-		if err = x.writeRecord(ic, durable); err != nil {
+		if err != nil {
 			break
 		}
+		err = x.writeRecord(ic, durable)
 	}
 	var syncTime time.Duration
 	if err == nil && sync {

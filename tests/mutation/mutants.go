@@ -419,6 +419,18 @@ var Mutants = []Mutant{
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
 	},
 	{
+		Name:   "log-outruns-marked-names",
+		Bug:    "the log's writer writes a record creating a marked file before its data file's name is durable: after a power cut the file exists without the bytes the kernel synced into it",
+		Edits:  []Edit{{"journal/datafile/names.go", "if f.markedNames.Load() <= f.namesSynced.Load() {", "if true {"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCreatedMarkedOpensWithoutForce"}}},
+	},
+	{
+		Name:   "create-drops-mark",
+		Bug:    "a file created marked in a passthrough mount is unmarked in the model: its first open forces nothing, and recovery cuts the appends the kernel synced",
+		Edits:  []Edit{{"journal/meta/model.go", "SizeFollows: op.Flags&SizeFollowsSet != 0,", "SizeFollows: false,"}},
+		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestCreatedMarkedOpensWithoutForce"}}, {Pkg: "./journal/meta", Tests: []string{"TestOldCreateDecodes"}}},
+	},
+	{
 		Name:   "route-ignores-logged-bytes",
 		Bug:    "a file whose logged bytes recovery may still replay is opened in passthrough: replay writes them over the kernel's newer bytes",
 		Edits:  []Edit{{"journal/datafile/route.go", "\tcase st.loggedLSN != 0 && st.loggedLSN >= f.e.TailLSN():\n\t\treturn true\n", ""}},
