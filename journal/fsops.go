@@ -82,7 +82,7 @@ func (fs *FS) Create(parent meta.Ino, name string, mode, uid, gid, rdev uint32, 
 	defer fs.mu.Unlock()
 	op := meta.Op{Type: meta.OpCreate, Parent: parent, Name: name, Ino: fs.model.NextIno, Mode: mode,
 		UID: uid, GID: gid, Rdev: rdev, Target: target, Ctime: store.NowNanos()}
-	marked := fs.markCreates.Load() && mode&meta.ModeType == meta.ModeReg && fs.model.Validate(&op) == nil
+	marked := fs.markCreates.Load() && mode&meta.ModeType == meta.ModeReg && fs.files.NewFilesInPassthrough() && fs.model.Validate(&op) == nil
 	if marked {
 		// The mark travels in the create (datafile/names.go): the
 		// data file exists before the record can be written.
@@ -101,11 +101,15 @@ func (fs *FS) Create(parent meta.Ino, name string, mode, uid, gid, rdev uint32, 
 }
 
 // MarkCreates says that the mount opens regular files in kernel
-// passthrough (package fusefs): from now on Create makes a regular file
-// with the size-follows mark in its create record, and its data file
-// first, so that its first open for writing forces nothing
-// (datafile/passthrough.go, datafile/names.go). Metadata-journal mode
-// only; data-journal mode never hands out data files.
+// passthrough (package fusefs): from now on, where a new file's first open
+// for writing takes passthrough (datafile.Files.NewFilesInPassthrough),
+// Create makes a regular file with the size-follows mark in its create
+// record, and its data file first, so that that open forces nothing
+// (datafile/passthrough.go, datafile/names.go). Where it takes the log
+// route (SyncWrites auto, the default, with immediate writes), a create
+// makes no data file and no mark: the log route needs neither, and a file
+// never written never has a data file. Metadata-journal mode only;
+// data-journal mode never hands out data files.
 func (fs *FS) MarkCreates() {
 	if fs.opts.Journal == JournalMeta && !fs.opts.ReadOnly {
 		fs.markCreates.Store(true)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlogfs/xlogfs/journal/datafile"
 	"github.com/xlogfs/xlogfs/journal/internal/testfs"
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/recovery"
@@ -497,7 +498,7 @@ func TestPassthroughMarkKeptUntilMount(t *testing.T) {
 // without such a force the file is not there, as on Linux a new file
 // whose directory was never synced.
 func TestCreatedMarkedOpensWithoutForce(t *testing.T) {
-	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour}
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour, ImmediateWrite: 4096, SyncWrites: datafile.SyncPassthrough}
 	for _, forced := range []bool{true, false} {
 		t.Run(fmt.Sprintf("create forced %v", forced), func(t *testing.T) {
 			cfs, fs := ptCrashStore(t, o)
@@ -541,6 +542,24 @@ func TestCreatedMarkedOpensWithoutForce(t *testing.T) {
 				t.Fatalf("after a power cut the created file holds %q (%v), want the bytes the kernel synced (recovery %+v)", p[:n], err, fs.Recovery())
 			}
 		})
+	}
+}
+
+// Where a new file's first open for writing takes the log route (auto,
+// with immediate writes: the default), a create in a passthrough mount
+// makes neither a mark nor a data file: that route needs neither, and the
+// data directory's syncs before log writes stay away.
+func TestCreateUnmarkedOnTheLogRoute(t *testing.T) {
+	o := Options{LogForceInterval: time.Hour, CheckpointInterval: time.Hour, ImmediateWrite: 4096}
+	_, fs := ptCrashStore(t, o)
+	defer fs.Close()
+	fs.MarkCreates()
+	a := must[Attr](t)(fs.Create(meta.RootIno, "f", meta.ModeReg|0o644, 0, 0, 0, ""))
+	fs.mu.RLock()
+	marked := fs.model.Inodes[a.Ino].SizeFollows
+	fs.mu.RUnlock()
+	if _, ok, _ := fs.files.Stat(a.Ino); marked || ok {
+		t.Errorf("a create on the log route: marked %v, data file made %v; want neither", marked, ok)
 	}
 }
 

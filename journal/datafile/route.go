@@ -185,6 +185,15 @@ func (f *Files) logRoute(st *Inode, write, sync bool) bool {
 	return st.hist.wantsLog()
 }
 
+// NewFilesInPassthrough reports whether a new file's first open for
+// writing (not synchronous) takes passthrough, as logRoute decides for an
+// inode with no history: then a file is best created marked (names.go),
+// or that open forces the log. Under SyncAuto with immediate writes a new
+// file takes the log route, which needs no mark.
+func (f *Files) NewFilesInPassthrough() bool {
+	return !f.cfg.LogData && (f.cfg.ImmediateWrite == 0 || f.cfg.SyncWrites == SyncPassthrough)
+}
+
 // opened counts an open for writing in st's history, once its route is
 // chosen. The caller holds st.mu.
 func (st *Inode) opened(write bool) {

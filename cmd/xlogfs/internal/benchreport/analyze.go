@@ -225,6 +225,9 @@ func Analyze(res *Results) {
 		if m.Name == "throughput" && res.Config.Workload == "mariadb" {
 			m.Unit, m.Desc = "TPS", "sysbench transactions per second"
 		}
+		if m.Name == "throughput" && res.Config.Workload == "creates" {
+			m.Unit, m.Desc = "files/s", "files created (open O_CREAT|O_WRONLY, then close) per second, in one directory"
+		}
 		if slices.ContainsFunc(res.Runs, func(r Run) bool { _, ok := r.Values[m.Name]; return ok }) {
 			res.Metrics = append(res.Metrics, m)
 		}

@@ -273,6 +273,9 @@ func (b *Bencher) runOne(ctx context.Context, t benchreport.Target, round int, l
 	if tps, ok := w.Extra["tps"]; ok {
 		r.Values["throughput"] = tps
 	}
+	if cps, ok := w.Extra["creates_per_s"]; ok {
+		r.Values["throughput"] = cps
+	}
 	if p95, ok := w.Extra["p95_ms"]; ok {
 		r.Values["p95_ms"] = p95
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // Workloads the bench can drive.
-var Workloads = []string{"builtin", "dbench", "mariadb", "pwrite"}
+var Workloads = []string{"builtin", "dbench", "mariadb", "pwrite", "creates"}
 
 // Result is what a workload reports.
 type Result struct {
@@ -57,6 +57,8 @@ func Run(cfg benchreport.Config, dir string, t benchreport.Target, bar *Progress
 		return runDbench(ctx, cfg, dir, bar)
 	case "pwrite":
 		return runPwrite(ctx, cfg, dir, bar)
+	case "creates":
+		return runCreates(ctx, dir, bar)
 	default:
 		return runBuiltin(ctx, cfg, dir, bar)
 	}
@@ -295,6 +297,51 @@ func runPwrite(ctx context.Context, cfg benchreport.Config, dir string, bar *Pro
 			"pwrite_mean_us": sum.Seconds() * 1e6 / float64(len(lat)),
 			"pwrite_p50_us":  Percentile(lat, 50),
 			"pwrite_p99_us":  Percentile(lat, 99),
+		}
+	}
+	return res, nil
+}
+
+// CreatesMax is how many files the creates workload makes in its one
+// directory at most, stopping early when that many are made.
+const CreatesMax = 30000
+
+// runCreates makes files in one new directory, one after another, each
+// opened with O_CREAT|O_WRONLY and closed at once, up to CreatesMax or the
+// run's time: what a new file a program will write costs, without its
+// writes (on xlogfs its create record and data file, and whatever its
+// first open for writing forces). It reports creates per second as the
+// throughput (creates_per_s) and a create's latency (create_p50_us,
+// create_p99_us).
+func runCreates(ctx context.Context, dir string, bar *Progress) (Result, error) {
+	sub := filepath.Join(dir, "creates")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		return Result{}, err
+	}
+	var lat []time.Duration
+	var n atomic.Int64
+	stop := make(chan struct{})
+	go bar.run(stop, func() string { return fmt.Sprintf("%d files", n.Load()) })
+	defer close(stop)
+	start := time.Now()
+	for i := 0; i < CreatesMax && ctx.Err() == nil; i++ {
+		t0 := time.Now()
+		fd, err := unix.Open(filepath.Join(sub, fmt.Sprintf("f%06d", i)), unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			err = unix.Close(fd)
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("creating file %d in %s: %w", i, sub, err)
+		}
+		lat = append(lat, time.Since(t0))
+		n.Add(1)
+	}
+	res := Result{Seconds: time.Since(start).Seconds(), Ops: int64(len(lat))}
+	if len(lat) > 0 {
+		res.Extra = map[string]float64{
+			"creates_per_s": float64(len(lat)) / res.Seconds,
+			"create_p50_us": Percentile(lat, 50),
+			"create_p99_us": Percentile(lat, 99),
 		}
 	}
 	return res, nil
