@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -68,6 +69,10 @@ type mount struct {
 	// transport is the one the mount serves with, for .stats
 	transport Transport
 	rings     *uring.Transport // the rings of a uring mount, for .stats
+	// nodes maps a journal inode to the node made for it last (child),
+	// which go-fuse keeps while the kernel knows the inode: a lookup
+	// reuses it rather than making one go-fuse throws away.
+	nodes sync.Map // meta.Ino -> *node
 }
 
 // DefaultTimeout is how long the kernel may cache attributes and entries.
@@ -210,28 +215,43 @@ func fillAttr(a journal.Attr, out *fuse.Attr) {
 	out.SetTimes(&at, &mt, &ct)
 }
 
-// child returns the go-fuse inode for a journal inode, creating it the
-// first time; go-fuse keys inodes by StableAttr.Ino, so hard links share
-// one. A new go-fuse inode holds its journal inode until the kernel forgets
-// it (OnForget): an unlinked file or removed directory the kernel still
-// reaches (an open descriptor, a cwd, a cached inode) keeps answering with
-// nlink 0 instead of vanishing. The kernel serializes lookups and removals
-// of a name on its directory's lock, so nothing frees the inode between the
-// journal's answer and the hold.
+// child returns the go-fuse inode for a journal inode. The node holds its
+// journal inode until the kernel forgets it (OnForget): an unlinked file
+// or removed directory the kernel still reaches (an open descriptor, a
+// cwd, a cached inode) keeps answering with nlink 0 instead of vanishing.
+// The kernel serializes lookups and removals of a name on its directory's
+// lock, so nothing frees the inode between the journal's answer and the
+// hold.
+//
+// go-fuse keys the inodes the kernel knows by StableAttr.Ino (so hard
+// links share one), and when a lookup returns a new node for an inode it
+// knows already, it keeps its own and throws the new one away, with no
+// OnForget: a hold taken for that one would never be dropped, and the
+// inode never freed while mounted. So child makes one node per journal
+// inode and returns it again (mount.nodes) while go-fuse may know it;
+// NewInode returns a node it has seen as it is, reviving it if it was
+// forgotten, and the node holds again then.
 func (n *node) child(ctx context.Context, a journal.Attr, out *fuse.EntryOut) *fs.Inode {
 	fillAttr(a, &out.Attr)
-	ch := n.NewInode(ctx, &node{fsys: n.fsys, ino: a.Ino, m: n.m}, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
+	cn := &node{fsys: n.fsys, ino: a.Ino, m: n.m}
+	if v, loaded := n.m.nodes.LoadOrStore(a.Ino, cn); loaded {
+		cn = v.(*node)
+	}
+	ch := n.NewInode(ctx, cn, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: uint64(a.Ino)})
 	if cn, ok := ch.Operations().(*node); ok && !cn.held.Swap(true) {
+		n.m.nodes.Store(a.Ino, cn)
 		n.fsys.Hold(a.Ino)
 	}
 	return ch
 }
 
-// OnForget: the kernel no longer knows the inode; drop the hold. go-fuse
-// may call it again for a node revived in between (then child held it
-// again), never twice for one hold.
+// OnForget: the kernel no longer knows the inode; drop the hold, and the
+// node unless a lookup took it up again meanwhile. go-fuse may call it
+// again for a node revived in between (then child held it again), never
+// twice for one hold.
 func (n *node) OnForget() {
 	if n.held.Swap(false) {
+		n.m.nodes.CompareAndDelete(n.ino, n)
 		n.fsys.Unhold(n.ino)
 	}
 }

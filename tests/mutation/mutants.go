@@ -419,6 +419,12 @@ var Mutants = []Mutant{
 		Checks: []Check{{Pkg: "./journal", Tests: []string{"TestDataJournalReplayNeedsNoRoomForFreedFiles"}}},
 	},
 	{
+		Name:   "hold-per-lookup",
+		Bug:    "every lookup makes a new go-fuse node that holds the journal inode; go-fuse throws away those of inodes it knows, and their holds keep a removed file, and its data file's space, until the next mount",
+		Edits:  []Edit{{"fusefs/fusefs.go", "if v, loaded := n.m.nodes.LoadOrStore(a.Ino, cn); loaded {", "if v, loaded := n.m.nodes.LoadOrStore(a.Ino, cn); loaded && false {"}},
+		Checks: []Check{{Pkg: "./tests", Tests: []string{"TestRemovedAfterLookupsGivesSpaceBack"}}},
+	},
+	{
 		Name:   "log-outruns-marked-names",
 		Bug:    "the log's writer writes a record creating a marked file before its data file's name is durable: after a power cut the file exists without the bytes the kernel synced into it",
 		Edits:  []Edit{{"journal/datafile/names.go", "if f.markedNames.Load() <= f.namesSynced.Load() {", "if true {"}},
