@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
 )
 
 // gen-docs is the generator of docs/commands.md (every command's --help)
@@ -37,6 +39,7 @@ or a man page of every command into a directory (--man DIR).`
 		}
 		root, _ := newRoot(nil)
 		root.DisableAutoGenTag = true
+		manEscape(root)
 		// A fixed date: the pages change only when the commands do.
 		date := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		hdr := &doc.GenManHeader{Title: "XLOGFS", Section: "8", Source: "xlogfs " + Version, Manual: "xlogfs", Date: &date}
@@ -45,6 +48,21 @@ or a man page of every command into a directory (--man DIR).`
 		}
 		fmt.Printf("man pages in %s\n", *man)
 		return nil
+	}
+}
+
+// manEscape readies c's tree for cobra/doc's man pages, which render
+// each command's text and flags as Markdown: a placeholder such as
+// <reason> would be taken for an HTML tag and dropped, so every '<' is
+// escaped.
+func manEscape(c *cobra.Command) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "<", `\<`) }
+	c.Long, c.Example = esc(c.Long), esc(c.Example)
+	for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.PersistentFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) { f.Usage = esc(f.Usage) })
+	}
+	for _, sub := range c.Commands() {
+		manEscape(sub)
 	}
 }
 
