@@ -349,26 +349,39 @@ func TestPassthroughSyncOpenAppendsSurviveKill9(t *testing.T) {
 // TestPassthroughRWFDsyncAppendsSurviveKill9 appends with pwritev2's
 // RWF_DSYNC through an ordinary passthrough open: the kernel syncs each
 // write in the data file and the daemon never hears of it. After kill -9
-// every appended byte is back, and the size.
+// every appended byte is back, and the size. Both for a file the mount
+// created (marked in its create record) and for one made before the mount
+// (marked by its first open for writing, forced before the open returns).
 func TestPassthroughRWFDsyncAppendsSurviveKill9(t *testing.T) {
 	t.Parallel()
-	store, mnt := newStore(t)
-	m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
-	path := filepath.Join(mnt, "log")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-	mustOK(t, err)
-	defer f.Close()
-	syncNew(t, f)
-	before := readStats(t, mnt)
-	want := syncAppends(t, 11, 23, func(b []byte, off int64) error {
-		n, err := unix.Pwritev2(int(f.Fd()), [][]byte{b}, off, unix.RWF_DSYNC)
-		if err == nil && n != len(b) {
-			err = fmt.Errorf("pwritev2 wrote %d of %d bytes", n, len(b))
-		}
-		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-			t.Skipf("pwritev2 with RWF_DSYNC is not supported here: %v", err)
-		}
-		return err
-	})
-	checkSyncAppends(t, m, store, path, before, want)
+	for _, existing := range []bool{false, true} {
+		t.Run(map[bool]string{false: "created by the mount", true: "made before the mount"}[existing], func(t *testing.T) {
+			store, mnt := newStore(t)
+			m := mountPassthrough(t, store, mnt, "--log-force-interval", "1h")
+			path := filepath.Join(mnt, "log")
+			if existing {
+				mustOK(t, os.WriteFile(path, nil, 0o644))
+				m.unmount(t)
+				m = m.remount(t)
+			}
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+			mustOK(t, err)
+			defer f.Close()
+			if !existing {
+				syncNew(t, f)
+			}
+			before := readStats(t, mnt)
+			want := syncAppends(t, 11, 23, func(b []byte, off int64) error {
+				n, err := unix.Pwritev2(int(f.Fd()), [][]byte{b}, off, unix.RWF_DSYNC)
+				if err == nil && n != len(b) {
+					err = fmt.Errorf("pwritev2 wrote %d of %d bytes", n, len(b))
+				}
+				if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+					t.Skipf("pwritev2 with RWF_DSYNC is not supported here: %v", err)
+				}
+				return err
+			})
+			checkSyncAppends(t, m, store, path, before, want)
+		})
+	}
 }
