@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"os"
+	"sync/atomic"
 
 	"github.com/xlogfs/xlogfs/journal/meta"
 	"github.com/xlogfs/xlogfs/journal/store"
@@ -34,10 +35,16 @@ func (f *Files) SyncDir() error {
 	if err := f.cfg.Store.SyncDir(f.cfg.Dir); err != nil {
 		return err
 	}
+	raise(&f.namesSynced, made)
+	return nil
+}
+
+// raise sets a to v unless it holds more already.
+func raise(a *atomic.Uint64, v uint64) {
 	for {
-		synced := f.namesSynced.Load()
-		if synced >= made || f.namesSynced.CompareAndSwap(synced, made) {
-			return nil
+		old := a.Load()
+		if old >= v || a.CompareAndSwap(old, v) {
+			return
 		}
 	}
 }
@@ -59,12 +66,7 @@ func (f *Files) CreateMarked(ino meta.Ino) error {
 	}
 	gen := f.namesMade.Add(1)
 	f.State(ino).nameGen = gen
-	for {
-		m := f.markedNames.Load()
-		if m >= gen || f.markedNames.CompareAndSwap(m, gen) {
-			break
-		}
-	}
+	raise(&f.markedNames, gen)
 	return file.Close()
 }
 
